@@ -1,0 +1,1 @@
+"""agentcore.accel: every model call runs here, on onnxruntime, charged to simulated Trainium capacity."""

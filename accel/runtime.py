@@ -1,0 +1,225 @@
+"""The Accelerator: the one door through which agentcore runs models, and where every run is receipted.
+
+One onnxruntime session per model variant is shared by every ``Accelerator`` in the process (sessions
+are thread-safe for ``run``), texts are sorted by length and batched so that padding is small, and each
+call returns a :class:`Receipt` that says what was run for whom and how long it took on this CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from pydantic import BaseModel, ConfigDict
+
+from agentcore.accel.models.registry import VARIANTS, BuiltModel, ensure_built, file_hash, load_verified
+from agentcore.accel.tokenizer import EncoderTokenizer, pad_batch
+from agentcore.errors import ModelError
+
+DEFAULT_BATCH_SIZE = 32
+
+
+class Receipt(BaseModel):
+    """What one accelerator call ran, for whom, and what it cost in real CPU time."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    variant: str
+    tenant: str
+    agent: str | None = None
+    user: str | None = None
+    items: int
+    batches: int
+    tokens: int = 0
+    truncated: int = 0
+    cpu_seconds: float
+
+
+@dataclass(frozen=True)
+class EmbeddingResult:
+    """Unit-norm float32 vectors ``[n, hidden]`` in input order, and the receipt of the call."""
+
+    vectors: np.ndarray
+    receipt: Receipt
+
+
+@dataclass(frozen=True)
+class InferenceResult:
+    """Named outputs of one ONNX model run, and the receipt of the call."""
+
+    outputs: dict[str, np.ndarray]
+    receipt: Receipt
+
+
+_sessions: dict[tuple[str, str], ort.InferenceSession] = {}
+_sessions_lock = threading.Lock()
+
+
+def _session(path: Path, threads: int) -> ort.InferenceSession:
+    """The process-wide session for an ONNX file (keyed by content, so a rebuilt file gets a new one)."""
+    key = (str(path), file_hash(path))
+    with _sessions_lock:
+        session = _sessions.get(key)
+        if session is None:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            try:
+                session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            except Exception as error:  # onnxruntime raises its own untyped errors for invalid graphs
+                raise ModelError(f"onnxruntime cannot load {path}: {error}") from error
+            _sessions[key] = session
+        return session
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not a single str; wrap it: [text]")
+    checked = list(texts)
+    for index, text in enumerate(checked):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is {type(text).__name__}, expected str")
+    return checked
+
+
+class Accelerator:
+    """Runs agentcore's models on onnxruntime and receipts every call to a tenant, agent and user.
+
+    ``variant`` picks the encoder build (``"fp32"`` or ``"int8"``); ``model_dir`` points at an HF-layout
+    folder or model wheel (default: ``$AGENTCORE_MODEL_DIR``, else all-MiniLM-L6-v2 from PyPI).
+    """
+
+    def __init__(
+        self,
+        *,
+        variant: str = "fp32",
+        model_dir: str | os.PathLike[str] | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+    ) -> None:
+        if variant not in VARIANTS:
+            raise ModelError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.variant = variant
+        self.batch_size = batch_size
+        self.threads = threads or os.cpu_count() or 1
+        self._model_dir = model_dir
+        self._encoder: BuiltModel | None = None
+        self._tokenizer: EncoderTokenizer | None = None
+        self._init_lock = threading.Lock()
+
+    @property
+    def encoder(self) -> BuiltModel:
+        """The built text encoder (built on first use, verified by hash before loading)."""
+        with self._init_lock:
+            if self._encoder is None:
+                self._encoder = ensure_built(self._model_dir)
+            return self._encoder
+
+    @property
+    def dimension(self) -> int:
+        return self.encoder.hidden_size
+
+    def _encoder_tokenizer(self) -> EncoderTokenizer:
+        encoder = self.encoder
+        with self._init_lock:
+            if self._tokenizer is None:
+                self._tokenizer = EncoderTokenizer(encoder.tokenizer_path, encoder.max_tokens)
+            return self._tokenizer
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        tenant: str = "default",
+        agent: str | None = None,
+        user: str | None = None,
+        variant: str | None = None,
+    ) -> EmbeddingResult:
+        """Unit-norm sentence embeddings of ``texts`` (in order), charged to ``tenant``/``agent``/``user``."""
+        checked = _check_texts(texts)
+        variant = variant or self.variant
+        encoder = self.encoder
+        if not checked:
+            empty = np.zeros((0, encoder.hidden_size), dtype=np.float32)
+            return EmbeddingResult(
+                empty,
+                Receipt(
+                    model=encoder.name,
+                    variant=variant,
+                    tenant=tenant,
+                    agent=agent,
+                    user=user,
+                    items=0,
+                    batches=0,
+                    cpu_seconds=0.0,
+                ),
+            )
+        session = _session(load_verified(encoder, variant), self.threads)
+        tokens = self._encoder_tokenizer().encode(checked)
+        order = np.argsort(tokens.lengths, kind="stable")
+        vectors = np.empty((len(checked), encoder.hidden_size), dtype=np.float32)
+        started = time.perf_counter()
+        batches = 0
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            input_ids, mask = pad_batch([tokens.ids[i] for i in chunk])
+            vectors[chunk] = session.run(["embeddings"], {"input_ids": input_ids, "attention_mask": mask})[0]
+            batches += 1
+        receipt = Receipt(
+            model=encoder.name,
+            variant=variant,
+            tenant=tenant,
+            agent=agent,
+            user=user,
+            items=len(checked),
+            batches=batches,
+            tokens=sum(tokens.lengths),
+            truncated=sum(tokens.truncated),
+            cpu_seconds=time.perf_counter() - started,
+        )
+        return EmbeddingResult(vectors, receipt)
+
+    def infer(
+        self,
+        model: str | os.PathLike[str],
+        inputs: Mapping[str, np.ndarray],
+        *,
+        tenant: str = "default",
+        agent: str | None = None,
+        user: str | None = None,
+    ) -> InferenceResult:
+        """Run an ONNX model file (e.g. a small task head shipped in the package) on named inputs."""
+        path = Path(model)
+        if not path.is_file():
+            raise ModelError(f"ONNX model {path} does not exist")
+        session = _session(path, self.threads)
+        started = time.perf_counter()
+        try:
+            values = session.run(None, dict(inputs))
+        except Exception as error:  # onnxruntime's errors are untyped; name the model and the inputs
+            raise ModelError(f"running {path.name} on inputs {sorted(inputs)} failed: {error}") from error
+        elapsed = time.perf_counter() - started
+        outputs = {meta.name: value for meta, value in zip(session.get_outputs(), values, strict=True)}
+        items = int(next(iter(inputs.values())).shape[0]) if inputs else 0
+        receipt = Receipt(
+            model=path.stem,
+            variant="fp32",
+            tenant=tenant,
+            agent=agent,
+            user=user,
+            items=items,
+            batches=1,
+            cpu_seconds=elapsed,
+        )
+        return InferenceResult(outputs, receipt)

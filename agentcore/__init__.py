@@ -1,0 +1,50 @@
+"""agentcore: govern AI agents with readable policies, an enforcing gateway, per-user memory and evaluations.
+
+The public API is re-exported here lazily, so ``import agentcore`` stays cheap and a user who only
+needs the policy engine never loads onnxruntime.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from agentcore.errors import AgentCoreError, ConfigError, ModelCorruptError, ModelError, ModelNotFoundError
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    "Accelerator": "agentcore.accel.runtime",
+    "EmbeddingResult": "agentcore.accel.runtime",
+    "Receipt": "agentcore.accel.runtime",
+}
+
+if TYPE_CHECKING:
+    from agentcore.accel.runtime import Accelerator, EmbeddingResult, Receipt
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentcore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "Accelerator",
+    "AgentCoreError",
+    "ConfigError",
+    "EmbeddingResult",
+    "ModelCorruptError",
+    "ModelError",
+    "ModelNotFoundError",
+    "Receipt",
+    "__version__",
+]

@@ -1,0 +1,40 @@
+"""The ``agentcore`` command line: one typer app, one sub-app per part of the library."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from agentcore import __version__
+from agentcore.cli import demo
+from agentcore.cli.models import app as models_app
+
+app = typer.Typer(
+    name="agentcore",
+    help="Govern AI agents: policies, gateway, memory, evaluations, simulated Trainium accelerators.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(models_app, name="models")
+demo.register(app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentcore {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress at INFO level."),
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
+def main() -> None:
+    app()

