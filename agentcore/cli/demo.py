@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from agentcore.accel.runtime import Accelerator
-
-console = Console()
+from agentcore.cli.output import console
 
 _QUERIES = ["I want my money back for the broken lamp", "Where is my package?"]
 _TOOLS = {

@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from agentcore.accel.models.registry import ensure_built, list_built, verify
+from agentcore.cli.output import console, fail
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(help="Build, list and verify the ONNX models that accel runs.", no_args_is_help=True)
-console = Console()
 
 
 @app.command("build")
@@ -26,8 +25,7 @@ def build(
         with console.status("building encoder (first run downloads ~85 MB and takes about a minute)"):
             built = ensure_built(model_dir)
     except AgentCoreError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(1) from error
+        fail(error)
     console.print(f"built {built.name} ({built.key}) in {built.folder}")
 
 

@@ -1,0 +1,1 @@
+"""Simulated Trainium capacity: device profiles, an ONNX cost model, a batch scheduler, and workloads."""

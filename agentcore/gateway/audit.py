@@ -1,0 +1,171 @@
+"""Hash-chained, append-only audit log of every decision and execution outcome.
+
+Each record hashes its own content together with the previous record's hash, and a one-row head table holds the
+last (seq, hash), so verification detects modified, deleted (including the tail), inserted and reordered
+records. A record is committed before ``append`` returns; durability follows the database setting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sqlmodel import Field, SQLModel
+
+from agentcore.gateway import canonical
+from agentcore.gateway.db import Database
+
+GENESIS = "0" * 64
+_COLUMNS = (
+    "seq", "ts", "kind", "call_id", "tool", "principal", "agent", "session", "tenant",
+    "effect", "outcome", "mode", "bundle_hash", "detail", "prev_hash",
+)  # fmt: skip
+
+
+class AuditRow(SQLModel, table=True):
+    """Storage shape of one audit record (``detail`` is canonical JSON of reasons, args, obligations, errors)."""
+
+    __tablename__ = "gateway_audit"
+
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    ts: float
+    kind: str = Field(index=True)
+    call_id: str = Field(index=True)
+    tool: str
+    principal: str
+    agent: str | None = None
+    session: str | None = None
+    tenant: str | None = None
+    effect: str | None = None
+    outcome: str | None = None
+    mode: str
+    bundle_hash: str
+    detail: str
+    prev_hash: str
+    hash: str
+
+
+class AuditHead(SQLModel, table=True):
+    """The last appended (seq, hash); lets verify notice records deleted from the end of the chain."""
+
+    __tablename__ = "gateway_audit_head"
+
+    id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    seq: int
+    hash: str
+
+
+class AuditEvent(BaseModel):
+    """What the gateway records; the log adds seq, ts, prev_hash and hash."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # decision | execution | approval
+    call_id: str
+    tool: str
+    principal: str
+    agent: str | None = None
+    session: str | None = None
+    tenant: str | None = None
+    effect: str | None = None  # allow | deny | needs_approval | would_deny | approved | rejected
+    outcome: str | None = None  # ok | error | timeout | denied | pending
+    mode: str = "enforce"
+    bundle_hash: str = ""
+    detail: dict[str, Any] = {}
+
+
+class VerifyResult(BaseModel):
+    """Outcome of a chain check: ``first_bad`` is the seq of the first record that fails, with the reason."""
+
+    ok: bool
+    records: int
+    first_bad: int | None = None
+    problem: str | None = None
+
+
+def record_hash(values: dict[str, Any]) -> str:
+    payload = canonical.dumps({k: values[k] for k in _COLUMNS})
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def new_call_id() -> str:
+    return uuid.uuid4().hex
+
+
+class AuditLog:
+    """Appends and verifies the chain in one database (shared by every process using that database)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.create([AuditRow, AuditHead])
+        cols = ", ".join((*_COLUMNS, "hash"))
+        marks = ", ".join("?" for _ in range(len(_COLUMNS) + 1))
+        self._insert = db.sql(f"INSERT INTO gateway_audit ({cols}) VALUES ({marks})")
+        self._head = db.sql("SELECT seq, hash FROM gateway_audit_head WHERE id = 1")
+        self._head_new = db.sql("INSERT INTO gateway_audit_head (id, seq, hash) VALUES (1, ?, ?)")
+        self._head_set = db.sql("UPDATE gateway_audit_head SET seq = ?, hash = ? WHERE id = 1")
+
+    def append(self, event: AuditEvent) -> int:
+        """Append and commit one record; return its sequence number."""
+        values = event.model_dump()
+        values["detail"] = canonical.dumps(values["detail"])
+        values["ts"] = time.time()
+        with self.db.write("gateway_audit") as cur:
+            cur.execute(self._head)
+            head = cur.fetchone()
+            prev_seq, prev_hash = (head[0], head[1]) if head else (0, GENESIS)
+            values["seq"] = prev_seq + 1
+            values["prev_hash"] = prev_hash
+            digest = record_hash(values)
+            cur.execute(self._insert, (*(values[c] for c in _COLUMNS), digest))
+            cur.execute(self._head_set if head else self._head_new, (values["seq"], digest))
+        return int(values["seq"])
+
+    def rows(self, since: int = 0) -> Iterator[dict[str, Any]]:
+        """Records in chain order as dicts (``detail`` still a JSON string)."""
+        cols = (*_COLUMNS, "hash")
+        query = self.db.sql(f"SELECT {', '.join(cols)} FROM gateway_audit WHERE seq > ? ORDER BY seq LIMIT 1000")
+        while True:
+            with self.db.read() as cur:
+                cur.execute(query, (since,))
+                batch = cur.fetchall()
+            if not batch:
+                return
+            for row in batch:
+                yield dict(zip(cols, row, strict=True))
+            since = batch[-1][0]
+
+    def verify(self) -> VerifyResult:
+        """Walk the chain; the first record whose seq, link or hash is wrong is reported."""
+        expected_seq, prev_hash, count = 1, GENESIS, 0
+        for row in self.rows():
+            count += 1
+            seq = row["seq"]
+            if seq != expected_seq:
+                what = "missing (deleted)" if seq > expected_seq else "out of order"
+                return VerifyResult(ok=False, records=count, first_bad=expected_seq, problem=f"record {what}")
+            if row["prev_hash"] != prev_hash:
+                problem = "link to the previous record is broken (inserted, deleted or reordered record)"
+                return VerifyResult(ok=False, records=count, first_bad=seq, problem=problem)
+            if record_hash(row) != row["hash"]:
+                return VerifyResult(ok=False, records=count, first_bad=seq, problem="content was modified")
+            prev_hash, expected_seq = row["hash"], seq + 1
+        with self.db.read() as cur:
+            cur.execute(self._head)
+            head = cur.fetchone()
+        head_seq, head_hash = (head[0], head[1]) if head else (0, GENESIS)
+        if (head_seq, head_hash) != (expected_seq - 1, prev_hash):
+            problem = f"the chain head says record {head_seq} is last; records after {expected_seq - 1} were deleted"
+            return VerifyResult(ok=False, records=count, first_bad=expected_seq, problem=problem)
+        return VerifyResult(ok=True, records=count)
+
+    def export_jsonl(self) -> Iterator[str]:
+        """One JSON object per record, ``detail`` decoded, in chain order."""
+        for row in self.rows():
+            row["detail"] = json.loads(row["detail"])
+            yield canonical.dumps(row)

@@ -1,0 +1,74 @@
+"""Errors a gateway caller can see. Each message says what happened and what the caller can do next."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+from agentcore.errors import AgentCoreError
+
+
+class GatewayError(AgentCoreError):
+    """Base of every gateway error."""
+
+
+class UnknownToolError(GatewayError):
+    """The tool name is not registered on this gateway; nothing was executed."""
+
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        self.name = name
+        hint = _did_you_mean(name, known)
+        super().__init__(f"unknown tool {name!r}{hint}; call list_tools() to see the tools you may use")
+
+
+class ToolArgumentError(GatewayError):
+    """The arguments do not match the tool's schema (or break a size/content limit); nothing was executed."""
+
+    def __init__(self, tool: str, problems: Sequence[str]) -> None:
+        self.tool = tool
+        self.problems = list(problems)
+        super().__init__(f"invalid arguments for {tool!r}: " + "; ".join(self.problems) + " (fix them and call again)")
+
+
+class ToolDenied(GatewayError):
+    """The policy denied the call. ``reasons`` name the rules; ``agent_message`` is short text for a model."""
+
+    def __init__(self, tool: str, reasons: Sequence[Any], *, audit_id: str | None = None) -> None:
+        self.tool = tool
+        self.reasons = list(reasons)
+        self.audit_id = audit_id
+        texts = [str(getattr(r, "text", r)) for r in self.reasons] or ["no rule allows it (default deny)"]
+        self.agent_message = f"Tool call {tool!r} was denied by policy: " + "; ".join(texts) + ". Do not retry it."
+        super().__init__(self.agent_message)
+
+
+class ApprovalRequired(GatewayError):
+    """The call needs a human approval; it runs once ``approvals.approve(approval_id, by=...)`` is called."""
+
+    def __init__(self, tool: str, approval_id: str, approver_role: str | None) -> None:
+        self.tool = tool
+        self.approval_id = approval_id
+        self.approver_role = approver_role
+        who = f"a principal with role {approver_role!r}" if approver_role else "an approver"
+        super().__init__(
+            f"tool call {tool!r} needs approval by {who}; approval request {approval_id} is pending "
+            f"(agentcore gateway approvals approve {approval_id})"
+        )
+
+
+class ApprovalError(GatewayError):
+    """An approval action is not permitted (wrong role, requester approving itself, already decided, expired)."""
+
+
+class ToolExecutionError(GatewayError):
+    """The tool ran and failed (raised or timed out); the failure is in the audit log."""
+
+    def __init__(self, tool: str, detail: str) -> None:
+        self.tool = tool
+        super().__init__(f"tool {tool!r} failed: {detail}")
+
+
+def _did_you_mean(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,511 @@
+"""The Gateway: every tool call is resolved, validated, decided, (approved,) executed, redacted and audited.
+
+Order follows DESIGN.md §2. Anything that goes wrong before execution denies the call (fail closed) and is
+audited; the decision record is committed before the tool runs and the outcome record before the result is
+returned, so an auditor sees every call even if the process dies in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
+from agentcore.gateway.canonical import ArgumentLimits
+from agentcore.gateway.context import GatewayContext
+from agentcore.gateway.db import Database, Durability
+from agentcore.gateway.errors import (
+    ApprovalError,
+    ApprovalRequired,
+    GatewayError,
+    ToolArgumentError,
+    ToolDenied,
+    ToolExecutionError,
+    UnknownToolError,
+)
+from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal
+from agentcore.gateway.obligations import redaction_for
+from agentcore.gateway.policy_source import PolicySource
+from agentcore.gateway.redaction import Redaction
+from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
+from agentcore.gateway.state import CallRecord, open_store
+from agentcore.gateway.telemetry import annotate_span
+from agentcore.policies.model import Decision, Effect, Principal, Reason, Request, RequestContext
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["enforce", "monitor"]
+ApprovalMode = Literal["raise", "wait"]
+
+
+@dataclass
+class _Plan:
+    """An admitted call: everything needed to execute it and record the outcome."""
+
+    call_id: str
+    tool: Tool
+    kwargs: dict[str, Any]
+    request: Request
+    decision: Decision
+    reservations: list[str]
+    redaction: Redaction
+    approval_id: str | None = None
+
+
+class Gateway:
+    """Enforces policies on tool calls made in-process (``call``/``acall``), by adapters and by the MCP proxy.
+
+    ``policies``: a .policy file, a folder, a list of them, or a built engine; ``None`` or an empty folder denies
+    everything. ``database``: SQLAlchemy URL or SQLite path (default ``.agentcore/agentcore.db``). ``state``:
+    where stateful rules keep counts (default the database; ``redis://...`` for several processes).
+    """
+
+    def __init__(
+        self,
+        policies: Any = None,
+        *,
+        database: str | None = None,
+        state: str | None = None,
+        durability: Durability = "process",
+        mode: Mode = "enforce",
+        approval_mode: ApprovalMode = "raise",
+        approval_ttl_s: float = 86400.0,
+        approval_timeout_s: float = 300.0,
+        limits: ArgumentLimits | None = None,
+        reload: bool = True,
+        name: str = "gateway",
+    ) -> None:
+        if mode not in ("enforce", "monitor"):
+            raise ValueError(f"mode must be 'enforce' or 'monitor', not {mode!r}")
+        if approval_mode not in ("raise", "wait"):
+            raise ValueError(f"approval_mode must be 'raise' or 'wait', not {approval_mode!r}")
+        self.name = name
+        self.mode: Mode = mode
+        self.approval_mode: ApprovalMode = approval_mode
+        self.approval_ttl_s = approval_ttl_s
+        self.approval_timeout_s = approval_timeout_s
+        self.limits = limits or ArgumentLimits()
+        self.policy = PolicySource(policies, reload=reload)
+        self.db = Database(database, durability=durability)
+        self.audit = AuditLog(self.db)
+        self.store = open_store(state, self.db)
+        self.context = GatewayContext(self.store)
+        self.registry = ToolRegistry()
+        self.approvals = Approvals(self)
+
+    # ---- registration -------------------------------------------------------------------------------------
+    def tool(
+        self,
+        func: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> Any:
+        """Register a sync or async callable: ``@gw.tool`` or ``@gw.tool(name="crm.lookup", schema={...})``."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.registry.add(
+                tool_from_callable(fn, name=name, description=description, schema=schema, timeout=timeout, tags=tags)
+            )
+            return fn
+
+        return register(func) if func is not None else register
+
+    def resolver(self, entity: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+        """Register the loader behind ``entity(key).attr`` conditions: ``@gw.resolver("order")``."""
+
+        def register(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+            self.context.resolvers[entity] = fn
+            return fn
+
+        return register
+
+    def detector(self, name: str) -> Callable[[Callable[[str], float]], Callable[[str], float]]:
+        """Register a guardrail detector (text -> score in [0, 1]) for ``score of`` conditions."""
+
+        def register(fn: Callable[[str], float]) -> Callable[[str], float]:
+            self.context.detectors[name] = fn
+            return fn
+
+        return register
+
+    def list_tools(self, principal: PrincipalLike, agent: AgentLike = None) -> list[Tool]:
+        """Tools this principal could ever be allowed to call (the engine's permissive partial evaluation)."""
+        who, bot = as_principal(principal), as_agent(agent)
+        engine = self.policy.current()
+        could = getattr(engine, "could_allow", None)
+        if could is None:
+            raise GatewayError("this policy engine cannot list tools per caller (it lacks could_allow)")
+        return [t for t in self.registry if could(who, bot, t.name)]
+
+    # ---- calls ----------------------------------------------------------------------------------------------
+    def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        principal: PrincipalLike,
+        agent: AgentLike = None,
+        session: str | None = None,
+        tenant: str | None = None,
+        approval: ApprovalMode | None = None,
+    ) -> Any:
+        """Run one tool call under policy; raise ToolDenied / ApprovalRequired / ToolArgumentError / ..."""
+        plan = self._admit(name, args, principal, agent, session, tenant)
+        if isinstance(plan, Approval):
+            if (approval or self.approval_mode) == "raise":
+                raise ApprovalRequired(name, plan.id, ", ".join(plan.approver_roles) or None)
+            return self.approvals.wait_sync(plan.id, self.approval_timeout_s)
+        return self._run_sync(plan)
+
+    async def acall(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        principal: PrincipalLike,
+        agent: AgentLike = None,
+        session: str | None = None,
+        tenant: str | None = None,
+        approval: ApprovalMode | None = None,
+        approval_timeout_s: float | None = None,
+    ) -> Any:
+        """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision."""
+        plan = self._admit(name, args, principal, agent, session, tenant)
+        if isinstance(plan, Approval):
+            if (approval or self.approval_mode) == "raise":
+                raise ApprovalRequired(name, plan.id, ", ".join(plan.approver_roles) or None)
+            return await self.approvals.wait(plan.id, approval_timeout_s or self.approval_timeout_s)
+        return await self._run_async(plan)
+
+    # ---- admission: resolve, validate, decide, approvals, reservations; fail closed -------------------------
+    def _admit(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        principal: PrincipalLike,
+        agent: AgentLike,
+        session: str | None,
+        tenant: str | None,
+        approved: Approval | None = None,
+    ) -> _Plan | Approval:
+        call_id = new_call_id()
+        who = str(getattr(principal, "id", principal if isinstance(principal, str) else "?"))
+        event = {"call_id": call_id, "tool": str(name)[:200], "principal": who, "session": session, "tenant": tenant}
+        try:
+            tool = self.registry.get(name)
+            canon, kwargs = tool.validate(args if args is not None else {}, self.limits)
+            request = Request(
+                principal=as_principal(principal),
+                agent=as_agent(agent),
+                action=tool.name,
+                resource=self.name,
+                args=canon,
+                context=RequestContext(session_id=session, tenant=tenant),
+            )
+            event["principal"], event["agent"] = request.principal.id, request.agent.id
+            decision = self.policy.current().decide(request, self.context)
+        except (UnknownToolError, ToolArgumentError) as exc:
+            self._record(event, "deny", "invalid", {"error": str(exc), "args": _preview(args)})
+            raise
+        except Exception as exc:  # fail closed: any error before execution is a DENY
+            log.exception("gateway: error while deciding %s", name)
+            reason = f"internal error while deciding: {type(exc).__name__}: {exc}"
+            self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
+            raise ToolDenied(str(name), [reason], audit_id=call_id) from exc
+        return self._apply(event, tool, kwargs, request, decision, approved)
+
+    def _apply(
+        self,
+        event: dict[str, Any],
+        tool: Tool,
+        kwargs: dict[str, Any],
+        request: Request,
+        decision: Decision,
+        approved: Approval | None,
+    ) -> _Plan | Approval:
+        detail: dict[str, Any] = {"args": request.args, "reasons": _reasons(decision.reasons)}
+        if decision.errors:
+            detail["errors"] = _reasons(decision.errors)
+        if decision.monitored:
+            detail["monitored"] = _reasons(decision.monitored)
+            detail["would_effect"] = decision.would_effect.value if decision.would_effect else None
+        event["bundle_hash"] = decision.bundle_hash
+        effect = decision.effect
+        if effect is Effect.NEEDS_APPROVAL and approved is not None:
+            detail["approval_id"] = approved.id
+            effect = Effect.ALLOW
+        if effect is not Effect.ALLOW and self.mode == "monitor":
+            self._record(event, f"would_{effect.value}", "allowed_by_monitor", detail, mode="monitor")
+            effect = Effect.ALLOW
+        if effect is Effect.DENY:
+            self._record(event, "deny", "denied", detail)
+            annotate_span(request.action, "deny", decision)
+            raise ToolDenied(request.action, [r.text for r in decision.reasons], audit_id=event["call_id"])
+        if effect is Effect.NEEDS_APPROVAL:
+            pending = self.approvals.store.create(
+                tool=tool.name,
+                args=request.args,
+                principal=request.principal.model_dump(mode="json"),
+                agent=request.agent.model_dump(mode="json"),
+                session=request.context.session_id,
+                tenant=request.context.tenant,
+                approver_roles=list(decision.obligations.approver_roles),
+                rules=[r.rule_id for r in decision.reasons],
+                ttl_s=self.approval_ttl_s,
+            )
+            self._record(event, "needs_approval", "pending", {**detail, "approval_id": pending.id})
+            annotate_span(request.action, "needs_approval", decision)
+            return pending
+        try:
+            redaction = redaction_for(decision.obligations)
+        except Exception as exc:  # an obligation we cannot honour denies the call
+            self._record(event, "deny", "error", {**detail, "error": f"bad redaction obligation: {exc}"})
+            raise ToolDenied(request.action, [f"result redaction cannot be applied: {exc}"]) from exc
+        reservations = self._reserve(event, decision, detail)
+        self._record(event, "allow", None, detail)
+        annotate_span(request.action, "allow", decision)
+        approval_id = approved.id if approved else None
+        return _Plan(event["call_id"], tool, kwargs, request, decision, reservations, redaction, approval_id)
+
+    def _reserve(self, event: dict[str, Any], decision: Decision, detail: dict[str, Any]) -> list[str]:
+        """Atomic check-and-reserve for every matched rate limit; all or nothing."""
+        taken: list[str] = []
+        for limit in decision.obligations.rate_limits:
+            bucket = f"{limit.rule_id}|{limit.scope}|{limit.key}|{limit.window_seconds:g}|{limit.limit}"
+            if self.store.reserve(bucket, limit.limit, limit.window_seconds, event["call_id"]):
+                taken.append(bucket)
+                continue
+            for done in taken:
+                self.store.release(done, event["call_id"])
+            text = f"rate limit {limit.rule_id}: {limit.limit} calls per {limit.window_seconds:g}s per {limit.scope}"
+            if self.mode == "monitor":
+                self._record(event, "would_deny", "allowed_by_monitor", {**detail, "rate_limit": text}, mode="monitor")
+                continue
+            self._record(event, "deny", "denied", {**detail, "rate_limit": text})
+            raise ToolDenied(event["tool"], [text], audit_id=event["call_id"])
+        return taken
+
+    # ---- execution -------------------------------------------------------------------------------------------
+    def _run_sync(self, plan: _Plan) -> Any:
+        tool, started = plan.tool, time.perf_counter()
+        try:
+            if tool.is_async:
+                result = _run_coroutine(tool.func(**plan.kwargs), tool.timeout)
+            elif tool.timeout is not None:
+                with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                    result = pool.submit(tool.func, **plan.kwargs).result(timeout=tool.timeout)
+            else:
+                result = tool.func(**plan.kwargs)
+        except BaseException as exc:
+            return self._complete(plan, None, exc, started)
+        return self._complete(plan, result, None, started)
+
+    async def _run_async(self, plan: _Plan) -> Any:
+        tool, started = plan.tool, time.perf_counter()
+        try:
+            if tool.is_async:
+                result = await asyncio.wait_for(tool.func(**plan.kwargs), tool.timeout)
+            elif tool.timeout is not None:
+                result = await asyncio.wait_for(asyncio.to_thread(tool.func, **plan.kwargs), tool.timeout)
+            else:
+                result = tool.func(**plan.kwargs)
+        except BaseException as exc:
+            return self._complete(plan, None, exc, started)
+        return self._complete(plan, result, None, started)
+
+    def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
+        """Record the outcome (state, audit, approval), redact, and return or raise."""
+        request = plan.request
+        event = {
+            "call_id": plan.call_id, "tool": plan.tool.name, "principal": request.principal.id,
+            "agent": request.agent.id, "session": request.context.session_id, "tenant": request.context.tenant,
+            "bundle_hash": plan.decision.bundle_hash,
+        }  # fmt: skip
+        detail: dict[str, Any] = {"duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+        if error is not None:
+            timed_out = isinstance(error, TimeoutError | asyncio.TimeoutError | concurrent.futures.TimeoutError)
+            outcome = "timeout" if timed_out else "error"
+            message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
+            self._record(event, None, outcome, {**detail, "error": message}, kind="execution")
+            if plan.approval_id:
+                self.approvals.store.finish(plan.approval_id, ok=False, result={"error": message})
+            if not isinstance(error, Exception):
+                raise error
+            raise ToolExecutionError(plan.tool.name, message) from error
+        self.store.record(
+            CallRecord(
+                call_id=plan.call_id,
+                ts=request.context.time.timestamp(),
+                tool=plan.tool.name,
+                user=request.principal.id,
+                agent=request.agent.id,
+                session=request.context.session_id,
+                tenant=request.context.tenant,
+                args=request.args,
+            )
+        )
+        if plan.redaction:
+            result, counts = plan.redaction.apply(result)
+            detail["redacted"] = counts
+        self._record(event, None, "ok", detail, kind="execution")
+        if plan.approval_id:
+            self.approvals.store.finish(plan.approval_id, ok=True, result=result)
+        return result
+
+    def _record(
+        self,
+        event: dict[str, Any],
+        effect: str | None,
+        outcome: str | None,
+        detail: dict[str, Any],
+        *,
+        kind: str = "decision",
+        mode: str | None = None,
+    ) -> None:
+        self.audit.append(AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail,
+                                     **event))  # fmt: skip
+
+    def close(self) -> None:
+        self.store.close()
+        self.db.close()
+
+
+class Approvals:
+    """``gw.approvals``: list, approve (and execute exactly once), reject, and wait for a decision."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.store = ApprovalStore(gateway.db)
+
+    def list(self, status: str | None = "pending") -> list[Approval]:
+        return self.store.list(status)
+
+    def get(self, approval_id: str) -> Approval:
+        return self.store.get(approval_id)
+
+    def approve(self, approval_id: str, *, by: PrincipalLike, note: str | None = None, execute: bool = True) -> Any:
+        """Approve; with ``execute`` (default) run the original call now and return its (redacted) result."""
+        approval = self.store.decide(approval_id, by=as_principal(by), approve=True, note=note)
+        self._audit(approval, "approved")
+        return self.execute(approval_id) if execute else approval
+
+    def reject(self, approval_id: str, *, by: PrincipalLike, note: str | None = None) -> Approval:
+        approval = self.store.decide(approval_id, by=as_principal(by), approve=False, note=note)
+        self._audit(approval, "rejected")
+        return approval
+
+    def execute(self, approval_id: str) -> Any:
+        """Run an approved call once; a later call returns the stored result instead of executing again."""
+        if not self.store.claim(approval_id):
+            return self._settled(self.store.get(approval_id))
+        approval = self.store.get(approval_id)
+        try:
+            plan = self._replan(approval)
+        except BaseException as exc:
+            self.store.finish(approval_id, ok=False, result={"error": str(exc)})
+            raise
+        return self.gateway._run_sync(plan)
+
+    async def aexecute(self, approval_id: str) -> Any:
+        if not self.store.claim(approval_id):
+            return self._settled(self.store.get(approval_id))
+        approval = self.store.get(approval_id)
+        try:
+            plan = self._replan(approval)
+        except BaseException as exc:
+            self.store.finish(approval_id, ok=False, result={"error": str(exc)})
+            raise
+        return await self.gateway._run_async(plan)
+
+    async def wait(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
+        """Wait for a decision on ``approval_id``; then execute (once) or raise why not."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            approval = self.store.get(approval_id)
+            if approval.status != "pending":
+                break
+            if time.monotonic() >= deadline:
+                raise ApprovalError(f"approval {approval_id} is still pending after {timeout_s:g}s")
+            await asyncio.sleep(poll_s)
+        if approval.status == "approved":
+            return await self.aexecute(approval_id)
+        return self._settled(approval)
+
+    def wait_sync(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while (approval := self.store.get(approval_id)).status == "pending":
+            if time.monotonic() >= deadline:
+                raise ApprovalError(f"approval {approval_id} is still pending after {timeout_s:g}s")
+            time.sleep(poll_s)
+        return self.execute(approval_id) if approval.status == "approved" else self._settled(approval)
+
+    def _replan(self, approval: Approval) -> _Plan:
+        """Re-run admission with the approval in hand: a deny rule still wins (the policy may have changed)."""
+        plan = self.gateway._admit(
+            approval.tool,
+            approval.args,
+            Principal.model_validate(approval.principal),
+            approval.agent,
+            approval.session,
+            approval.tenant,
+            approved=approval,
+        )
+        if not isinstance(plan, _Plan):  # pragma: no cover - approved admission never returns a new approval
+            raise ApprovalError(f"approval {approval.id} could not be executed")
+        return plan
+
+    def _settled(self, approval: Approval) -> Any:
+        if approval.status == "executed":
+            return approval.result
+        if approval.status == "executing":
+            raise ApprovalError(f"approval {approval.id} is being executed by another caller")
+        note = f" ({approval.note})" if approval.note else ""
+        if approval.status == "rejected":
+            raise ToolDenied(approval.tool, [f"approval {approval.id} was rejected by {approval.decided_by}{note}"])
+        detail = approval.result.get("error") if isinstance(approval.result, dict) else None
+        raise ApprovalError(f"approval {approval.id} is {approval.status}{': ' + detail if detail else ''}")
+
+    def _audit(self, approval: Approval, effect: str) -> None:
+        self.gateway.audit.append(
+            AuditEvent(
+                kind="approval",
+                call_id=approval.id,
+                tool=approval.tool,
+                principal=approval.requester,
+                agent=str(approval.agent.get("id")),
+                session=approval.session,
+                tenant=approval.tenant,
+                effect=effect,
+                mode=self.gateway.mode,
+                detail={"by": approval.decided_by, "note": approval.note, "rules": approval.rules},
+            )
+        )
+
+
+def _reasons(reasons: tuple[Reason, ...]) -> list[dict[str, Any]]:
+    return [r.model_dump() for r in reasons]
+
+
+def _preview(args: Any) -> Any:
+    """What of unvalidated arguments goes into the audit: bounded, never the megabyte string itself."""
+    text = repr(args)
+    return text if len(text) <= 2000 else text[:2000] + f"... ({len(text)} chars)"
+
+
+def _run_coroutine(coro: Any, timeout: float | None) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(asyncio.wait_for(coro, timeout))
+    coro.close()
+    raise GatewayError("an async tool cannot be called with call() inside a running event loop; use await acall()")

@@ -1,0 +1,27 @@
+"""Turn a decision's result obligations into a :class:`Redaction`, once per distinct obligation set.
+
+Patterns named like a built-in detector ("card numbers", "email addresses") use the validating detector
+(Luhn, mod-97) rather than the bare regex, so look-alike numbers are left intact.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from agentcore.gateway.redaction import Detector, Redaction, detector
+from agentcore.policies.model import Obligations
+
+
+@functools.lru_cache(maxsize=256)
+def redaction_for(obligations: Obligations) -> Redaction:
+    """Build (and cache) the redaction an obligation set asks for; a bad regex raises, failing closed."""
+    detectors: list[Detector] = []
+    for pattern in obligations.redact_patterns:
+        try:
+            detectors.append(detector(pattern.name))
+        except ValueError:
+            detectors.append(Detector(pattern.name, re.compile(pattern.regex)))
+    return Redaction(
+        fields=tuple(obligations.redact_fields), detectors=tuple(detectors), suppress=obligations.suppress_output
+    )

@@ -1,0 +1,152 @@
+"""The tool registry: names, argument schemas and validators of the callables a gateway may execute.
+
+Schemas come from type hints (a pydantic model is built from the signature) or from an explicit JSON Schema,
+so validation happens before any policy decision or execution and policies see canonical values.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from agentcore.gateway import canonical
+from agentcore.gateway.errors import ToolArgumentError, UnknownToolError
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$")
+MAX_NAME = 128
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One registered tool. ``validate`` turns raw arguments into (canonical JSON args, call kwargs)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    func: Callable[..., Any]
+    is_async: bool
+    timeout: float | None = None
+    tags: tuple[str, ...] = ()
+    _model: type[BaseModel] | None = field(default=None, repr=False)
+    _schema_validator: Any = field(default=None, repr=False)
+
+    def validate(
+        self, args: Mapping[str, Any], limits: canonical.ArgumentLimits
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Check ``args`` against limits and schema; raise ToolArgumentError listing every problem."""
+        if not isinstance(args, Mapping):
+            raise ToolArgumentError(self.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
+        raw = dict(args)
+        problems = canonical.check(raw, limits)
+        if problems:
+            raise ToolArgumentError(self.name, problems)
+        if self._model is not None:
+            try:
+                model = self._model.model_validate(raw)
+            except ValidationError as exc:
+                raise ToolArgumentError(self.name, _pydantic_problems(exc)) from None
+            kwargs = {name: getattr(model, name) for name in type(model).model_fields}
+            return model.model_dump(mode="json"), kwargs
+        errors = sorted(self._schema_validator.iter_errors(raw), key=lambda e: list(e.path))
+        if errors:
+            raise ToolArgumentError(self.name, [_schema_problem(e) for e in errors[:5]])
+        return raw, raw
+
+
+def _pydantic_problems(exc: ValidationError) -> list[str]:
+    problems = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error["loc"]) or "$"
+        problems.append(f"{where}: {error['msg']}")
+    return problems
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "$"
+    return f"{where}: {error.message}"
+
+
+def check_name(name: str) -> str:
+    """Tool names are dotted identifiers (``crm.lookup``) so that policies can match them with globs."""
+    if not isinstance(name, str) or len(name) > MAX_NAME or not NAME.match(name):
+        raise ValueError(
+            f"invalid tool name {name!r}: use dotted identifiers like 'crm.lookup' "
+            f"(letters, digits, '_' or '-', at most {MAX_NAME} characters)"
+        )
+    return name
+
+
+def tool_from_callable(
+    func: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    schema: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    tags: tuple[str, ...] = (),
+) -> Tool:
+    """Build a Tool from a sync or async callable; without ``schema`` its type hints define the arguments."""
+    tool_name = check_name(name or func.__name__)
+    text = description if description is not None else inspect.getdoc(func) or ""
+    is_async = inspect.iscoroutinefunction(func)
+    if schema is not None:
+        schema_dict = dict(schema)
+        validator_cls = jsonschema.validators.validator_for(schema_dict)
+        try:
+            validator_cls.check_schema(schema_dict)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"tool {tool_name!r}: the JSON Schema is invalid: {exc.message}") from None
+        return Tool(tool_name, text, schema_dict, func, is_async, timeout, tags, None, validator_cls(schema_dict))
+    model = _model_from_signature(tool_name, func)
+    return Tool(tool_name, text, model.model_json_schema(), func, is_async, timeout, tags, model, None)
+
+
+def _model_from_signature(tool_name: str, func: Callable[..., Any]) -> type[BaseModel]:
+    hints = get_type_hints(func)
+    fields: dict[str, Any] = {}
+    for param in inspect.signature(func).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise ValueError(
+                f"tool {tool_name!r}: parameter {param.name!r} must be a named parameter "
+                "(no *args, **kwargs or positional-only); or pass schema= explicitly"
+            )
+        if param.name not in hints:
+            raise ValueError(f"tool {tool_name!r}: parameter {param.name!r} needs a type hint (or pass schema=)")
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (hints[param.name], default)
+    model_name = "".join(part.title().replace("-", "") for part in tool_name.split(".")) + "Args"
+    return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+
+
+class ToolRegistry:
+    """Name -> Tool, with did-you-mean errors for unknown names."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def add(self, tool: Tool) -> Tool:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} is already registered; pick another name")
+        self._tools[tool.name] = tool
+        return tool
+
+    def get(self, name: str) -> Tool:
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            raise UnknownToolError(str(name)[:200], list(self._tools))
+        return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)

@@ -1,0 +1,78 @@
+"""The evaluator protocol: what the runner hands an evaluator (targets, batched models) and what it gets back.
+
+Evaluators score *all* their targets in one call so that model work is batched: the runner first asks every
+evaluator which texts it will embed (:meth:`Evaluator.texts`), embeds them all in one accel call, then calls
+:meth:`Evaluator.judge` with a :class:`Models` whose embeddings are already cached.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from agentcore.evaluations.models import Models
+from agentcore.evaluations.result import Level, Scale
+from agentcore.evaluations.trace import Session, ToolCall, Trace
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one result is about; ``trace`` is set for trace and tool-call levels, ``call`` for tool calls."""
+
+    session: Session
+    trace: Trace | None = None
+    call: ToolCall | None = None
+
+    @property
+    def id(self) -> str:
+        if self.call is not None:
+            return self.call.id
+        return self.trace.id if self.trace is not None else self.session.id
+
+    @property
+    def turn(self) -> Trace:
+        if self.trace is None:
+            raise ValueError("this target is a session; it has no single trace")
+        return self.trace
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A continuous score in [0, 1] (1 = the scale's top label) and why."""
+
+    score: float
+    explanation: str
+
+
+def targets_for(level: Level, sessions: Sequence[Session]) -> list[Target]:
+    """Every target of ``level`` in ``sessions``, in file order."""
+    if level is Level.SESSION:
+        return [Target(session) for session in sessions]
+    if level is Level.TRACE:
+        return [Target(session, trace) for session in sessions for trace in session.traces]
+    return [Target(session, trace, call) for session in sessions for trace in session.traces for call in trace.tool_calls]
+
+
+class Evaluator(ABC):
+    """Base of every evaluator. Subclasses set the class attributes and implement :meth:`judge`."""
+
+    id: ClassVar[str]
+    level: ClassVar[Level]
+    scale: ClassVar[Scale]
+    description: ClassVar[str]
+    #: a result passes when its score is at least this (Refusal inverts: see ``higher_is_better``)
+    threshold: float = 0.5
+    higher_is_better: ClassVar[bool] = True
+
+    def texts(self, target: Target) -> list[str]:
+        """Texts this evaluator will embed for ``target``; the runner embeds all of them in one batch."""
+        return []
+
+    @abstractmethod
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        """One judgement per target, in order."""
+
+    def passes(self, score: float) -> bool:
+        return score >= self.threshold if self.higher_is_better else score < self.threshold

@@ -1,0 +1,102 @@
+"""Schema versions of the memory tables: each migration runs once, in order, inside one transaction.
+
+A database is never dropped or rebuilt: an older one is brought forward step by step (keeping its rows),
+and one written by a newer agentcore is refused with :class:`SchemaVersionError` rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, func, select, text
+from sqlalchemy.engine import Connection
+from sqlmodel import SQLModel
+
+from agentcore.memory.database import run_write, utcnow
+from agentcore.memory.errors import SchemaVersionError
+from agentcore.memory.tables import MEMORY_TABLES, SchemaVersionRow
+
+log = logging.getLogger(__name__)
+FULLTEXT_TABLES = ("memory_events", "memory_records")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    apply: Callable[[Connection], None]
+
+
+def _core_tables(connection: Connection) -> None:
+    SQLModel.metadata.create_all(connection, tables=MEMORY_TABLES)
+
+
+def _fulltext_indexes(connection: Connection) -> None:
+    """SQLite: external-content FTS5 tables kept in sync by triggers; PostgreSQL: a generated tsvector + GIN."""
+    for table in FULLTEXT_TABLES:
+        if connection.dialect.name == "postgresql":
+            connection.execute(
+                text(
+                    f"ALTER TABLE {table} ADD COLUMN search_vector tsvector "
+                    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED"
+                )
+            )
+            connection.execute(text(f"CREATE INDEX ix_{table}_search ON {table} USING GIN (search_vector)"))
+            continue
+        fts = f"{table}_fts"
+        statements = [
+            f"CREATE VIRTUAL TABLE {fts} USING fts5(text, content='{table}', content_rowid='id', "
+            "tokenize='porter unicode61')",
+            f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN "
+            f"INSERT INTO {fts}(rowid, text) VALUES (new.id, new.text); END",
+            f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN "
+            f"INSERT INTO {fts}({fts}, rowid, text) VALUES ('delete', old.id, old.text); END",
+            f"CREATE TRIGGER {fts}_update AFTER UPDATE OF text ON {table} BEGIN "
+            f"INSERT INTO {fts}({fts}, rowid, text) VALUES ('delete', old.id, old.text); "
+            f"INSERT INTO {fts}(rowid, text) VALUES (new.id, new.text); END",
+            f"INSERT INTO {fts}({fts}) VALUES ('rebuild')",  # index the rows written before this version
+        ]
+        for statement in statements:
+            connection.execute(text(statement))
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "actors, sessions, events, records", _core_tables),
+    Migration(2, "full-text indexes on events and records", _fulltext_indexes),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def schema_version(connection: Connection) -> int:
+    """The highest applied migration (0 for a database without memory tables)."""
+    if not connection.dialect.has_table(connection, SchemaVersionRow.__tablename__):
+        return 0
+    return int(connection.execute(select(func.max(SchemaVersionRow.version))).scalar() or 0)
+
+
+def migrate(engine: Engine, target: int = LATEST_VERSION) -> int:
+    """Bring the database to ``target`` (default: latest); returns the version it is at afterwards."""
+
+    def work(connection: Connection) -> int:
+        if connection.dialect.name == "postgresql":  # serialise concurrent first opens
+            connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('agentcore.memory.migrate'))"))
+        SQLModel.metadata.create_all(connection, tables=[SchemaVersionRow.__table__])
+        current = schema_version(connection)
+        if current > LATEST_VERSION:
+            raise SchemaVersionError(
+                f"the memory tables are at schema version {current}, newer than this agentcore supports "
+                f"({LATEST_VERSION}); upgrade agentcore-governance to open this database"
+            )
+        for migration in MIGRATIONS[current:target]:
+            log.info("memory schema: applying version %d (%s)", migration.version, migration.description)
+            migration.apply(connection)
+            connection.execute(
+                SchemaVersionRow.__table__.insert().values(
+                    version=migration.version, description=migration.description, applied_at=utcnow()
+                )
+            )
+        return max(current, target)
+
+    return run_write(engine, work)

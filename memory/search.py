@@ -1,0 +1,211 @@
+"""Hybrid retrieval: BM25 full-text and exact cosine over accel embeddings, fused by reciprocal rank.
+
+Both searches run inside one :class:`Scope`, a SQL condition that always starts with the actor id, so
+no query ever reads another actor's rows. Vector search is exact: the actor's embeddings are loaded and
+scored with one matrix product (per-actor data is small; see docs/memory.md for the limits).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+import numpy as np
+from sqlalchemy import ColumnElement, Table, func, literal_column, or_, select
+from sqlalchemy import column as sql_column
+from sqlalchemy import table as sql_table
+from sqlalchemy.engine import Connection
+
+from agentcore.memory.filters import Predicate
+
+SearchMode = Literal["hybrid", "vector", "fulltext"]
+SEARCH_MODES: tuple[str, ...] = ("hybrid", "vector", "fulltext")
+RRF_K = 60
+MAX_QUERY_TERMS = 64
+FULLTEXT_DEPTH = 200
+# Function words carry no topic; dropping them keeps OR-queries from matching nearly every row.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
+@dataclass
+class Scope:
+    """The rows of one table a query may touch; the first conditions are always the actor and expiry."""
+
+    table: Table
+    actor_id: str
+    now: datetime
+    conditions: list[ColumnElement[bool]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        column = self.table.c
+        self.conditions[:0] = [
+            column.actor_id == self.actor_id,
+            or_(column.expires_at.is_(None), column.expires_at > self.now),
+        ]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The rows a query may return: ids, their embeddings ``[n, d]``, and creation times."""
+
+    ids: np.ndarray
+    vectors: np.ndarray
+    created_at: list[datetime]
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: int
+    score: float
+    similarity: float | None
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-cased word tokens minus stopwords; safe to quote into FTS5 or tsquery syntax (``\\w`` only)."""
+    terms = [term for term in re.findall(r"\w+", query.lower()) if term not in STOPWORDS]
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
+def load_candidates(connection: Connection, scope: Scope, keep: Predicate) -> Candidates:
+    """Every in-scope row whose metadata passes ``keep``; rows without an embedding are skipped."""
+    column = scope.table.c
+    query = select(column.id, column.embedding, column.metadata, column.created_at).where(*scope.conditions)
+    kept = [row for row in connection.execute(query) if row.embedding is not None and keep(row.metadata or {})]
+    ids = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
+    blob = b"".join(bytes(row.embedding) for row in kept)
+    vectors = np.frombuffer(blob, dtype="<f4").reshape(len(kept), -1) if kept else np.zeros((0, 1), np.float32)
+    return Candidates(ids, vectors, [row.created_at for row in kept])
+
+
+def fulltext_ranking(connection: Connection, scope: Scope, terms: Sequence[str], limit: int) -> list[int]:
+    """Ids ranked by BM25 (SQLite FTS5) or ``ts_rank_cd`` (PostgreSQL), best first."""
+    if not terms:
+        return []
+    table = scope.table
+    if connection.dialect.name == "postgresql":
+        vector = literal_column(f"{table.name}.search_vector")
+        tsquery = func.to_tsquery("english", " | ".join(terms))
+        query = (
+            select(table.c.id)
+            .where(vector.op("@@")(tsquery), *scope.conditions)
+            .order_by(func.ts_rank_cd(vector, tsquery).desc(), table.c.id)
+        )
+    else:
+        fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
+        match = " OR ".join(f'"{term}"' for term in terms)
+        query = (
+            select(table.c.id)
+            .select_from(fts.join(table, table.c.id == fts.c.rowid))
+            .where(literal_column(fts.name).op("MATCH")(match), *scope.conditions)
+            .order_by(func.bm25(literal_column(fts.name)), table.c.id)
+        )
+    return list(connection.execute(query.limit(limit)).scalars())
+
+
+def rank(
+    candidates: Candidates,
+    *,
+    query_vector: np.ndarray | None,
+    fulltext_ids: Sequence[int] | None,
+    top_k: int,
+    min_similarity: float | None = None,
+    recency_half_life: timedelta | None = None,
+    now: datetime | None = None,
+) -> list[Hit]:
+    """Fuse the vector ranking (when ``query_vector``) and the full-text ranking (when given) by RRF."""
+    position = {int(row_id): index for index, row_id in enumerate(candidates.ids)}
+    similarities = candidates.vectors @ query_vector if query_vector is not None else None
+    rankings: list[list[int]] = []
+    if similarities is not None:
+        rankings.append([int(candidates.ids[i]) for i in np.argsort(-similarities, kind="stable")[:FULLTEXT_DEPTH]])
+    if fulltext_ids is not None:
+        rankings.append([row_id for row_id in fulltext_ids if row_id in position])
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for place, row_id in enumerate(ranking):
+            scores[row_id] = scores.get(row_id, 0.0) + 1.0 / (RRF_K + place + 1)
+    hits = []
+    for row_id, score in scores.items():
+        similarity = float(similarities[position[row_id]]) if similarities is not None else None
+        if min_similarity is not None and (similarity is None or similarity < min_similarity):
+            continue
+        if recency_half_life is not None and now is not None:
+            age = max((now - candidates.created_at[position[row_id]]).total_seconds(), 0.0)
+            score *= 0.5 + 0.5 * 0.5 ** (age / recency_half_life.total_seconds())
+        hits.append(Hit(row_id, score, similarity))
+    hits.sort(key=lambda hit: (-hit.score, -(hit.similarity or 0.0), hit.id))
+    return hits[:top_k]

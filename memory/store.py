@@ -1,0 +1,671 @@
+"""MemoryStore: per-actor events and long-term records in one SQL database, with hybrid retrieval.
+
+Every public method takes the ``actor_id`` first and every statement filters on it, so isolation does
+not depend on namespaces or on callers remembering a filter. Embeddings go through one
+:class:`~agentcore.accel.runtime.Accelerator`, charged to ``tenant`` and the actor.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import ColumnElement, Engine, delete, func, insert, select, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, RowMapping
+
+from agentcore.memory import search
+from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
+from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
+from agentcore.memory.filters import compile_filters
+from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
+from agentcore.memory.models import (
+    Event,
+    ForgetReport,
+    MemoryRecord,
+    MemoryStats,
+    PurgeReport,
+    Role,
+    ScoredEvent,
+    ScoredRecord,
+)
+from agentcore.memory.search import Scope, SearchMode
+from agentcore.memory.tables import ActorRow, EventRow, RecordRow, SessionRow
+from agentcore.memory.validation import (
+    DEFAULT_MAX_TEXT_CHARS,
+    check_id,
+    check_json,
+    check_metadata,
+    check_namespace,
+    check_score,
+    check_text,
+    check_top_k,
+)
+
+if TYPE_CHECKING:
+    from agentcore.accel.runtime import Accelerator
+    from agentcore.memory.strategies import MemoryStrategy
+
+log = logging.getLogger(__name__)
+
+EVENTS = EventRow.__table__
+RECORDS = RecordRow.__table__
+SESSIONS = SessionRow.__table__
+ACTORS = ActorRow.__table__
+EMBED_BATCH = 256
+
+
+class NewRecord(BaseModel):
+    """A record to store with :meth:`MemoryStore.add_records`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    namespace: str
+    text: str
+    strategy: str = "custom"
+    subject: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    source_event_ids: list[int] = Field(default_factory=list)
+    expires_at: datetime | None = None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Aware UTC; a naive datetime is taken to be UTC already."""
+    if value is None or value.tzinfo is None:
+        return None if value is None else value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _expiry(start: datetime, ttl: timedelta | None, expires_at: datetime | None) -> datetime | None:
+    if ttl is not None and expires_at is not None:
+        raise InvalidMemoryInputError("give ttl or expires_at, not both")
+    if ttl is not None:
+        if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
+            raise InvalidMemoryInputError(f"ttl must be a positive timedelta, got {ttl!r}")
+        return start + ttl
+    return _utc(expires_at)
+
+
+def _event(row: RowMapping) -> Event:
+    return Event(
+        id=row["id"],
+        actor_id=row["actor_id"],
+        session_id=row["session_id"],
+        role=Role(row["role"]),
+        text=row["text"],
+        payload=row["payload"],
+        metadata=row["metadata"] or {},
+        branch=row["branch"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+    )
+
+
+def _record(row: RowMapping) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["id"],
+        actor_id=row["actor_id"],
+        namespace=row["namespace"],
+        strategy=row["strategy"],
+        text=row["text"],
+        subject=row["subject"],
+        metadata=row["metadata"] or {},
+        source_event_ids=row["source_event_ids"] or [],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        expires_at=row["expires_at"],
+        superseded_by=row["superseded_by"],
+    )
+
+
+class MemoryStore:
+    """Per-actor short-term events and long-term records, with hybrid (BM25 + vector) retrieval.
+
+    ``url`` is any SQLAlchemy URL (default: the agentcore SQLite database under ``.agentcore/``); or pass
+    an ``engine``. The schema is created or migrated on open.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: Engine | None = None,
+        accelerator: Accelerator | None = None,
+        tenant: str = "default",
+        max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        sqlite_synchronous: str = "FULL",
+    ) -> None:
+        if engine is not None and url is not None:
+            raise InvalidMemoryInputError("pass url or engine, not both")
+        self.engine = engine or create_memory_engine(url or default_url(), synchronous=sqlite_synchronous)
+        self.tenant = tenant
+        self.max_text_chars = max_text_chars
+        self._accelerator = accelerator
+        self.schema_version = migrate(self.engine)
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """The encoder door; created on first use so that event writes never load the model."""
+        if self._accelerator is None:
+            from agentcore.accel.runtime import Accelerator
+
+            self._accelerator = Accelerator()
+        return self._accelerator
+
+    def embed(self, actor_id: str, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm float32 embeddings of ``texts``, charged to this store's tenant and ``actor_id``."""
+        return self.accelerator.embed(list(texts), tenant=self.tenant, user=actor_id).vectors
+
+    # -- events ----------------------------------------------------------------------------------------
+
+    def add_event(
+        self,
+        actor_id: str,
+        session_id: str,
+        role: Role | str,
+        text: str,
+        *,
+        payload: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        branch: str | None = None,
+        ttl: timedelta | None = None,
+        expires_at: datetime | None = None,
+        created_at: datetime | None = None,
+    ) -> Event:
+        """Append an immutable event; it is durable when this returns (embedded later, on first search)."""
+        check_id("actor_id", actor_id)
+        check_id("session_id", session_id)
+        if branch is not None:
+            check_id("branch", branch)
+        try:
+            role = Role(role)
+        except ValueError:
+            raise InvalidMemoryInputError(f"role {role!r} is not one of {', '.join(r.value for r in Role)}") from None
+        check_text("event text", text, self.max_text_chars)
+        values: dict[str, Any] = {
+            "actor_id": actor_id,
+            "session_id": session_id,
+            "role": role.value,
+            "text": text,
+            "payload": None if payload is None else check_json("payload", payload),
+            "metadata": check_metadata(metadata),
+            "branch": branch,
+        }
+        now = utcnow()
+        values["created_at"] = _utc(created_at) or now
+        values["expires_at"] = _expiry(values["created_at"], ttl, expires_at)
+
+        def work(connection: Connection) -> int:
+            self._touch_session(connection, actor_id, session_id, now)
+            return int(connection.execute(insert(EVENTS).values(**values)).inserted_primary_key[0])
+
+        event_id = run_write(self.engine, work)
+        return Event(id=event_id, **values)
+
+    def _touch_session(self, connection: Connection, actor_id: str, session_id: str, now: datetime) -> None:
+        dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+        connection.execute(dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing())
+        connection.execute(
+            dialect.insert(SESSIONS)
+            .values(actor_id=actor_id, session_id=session_id, created_at=now, last_event_at=now)
+            .on_conflict_do_update(index_elements=["actor_id", "session_id"], set_={"last_event_at": now})
+        )
+
+    def get_event(self, actor_id: str, event_id: int) -> Event:
+        check_id("actor_id", actor_id)
+        with self.engine.connect() as connection:
+            row = connection.execute(
+                select(EVENTS).where(EVENTS.c.actor_id == actor_id, EVENTS.c.id == event_id, self._live(EVENTS))
+            ).first()
+        if row is None:
+            raise MemoryNotFoundError(f"event {event_id} does not exist for actor {actor_id!r} (or has expired)")
+        return _event(row._mapping)
+
+    def list_events(
+        self,
+        actor_id: str,
+        session_id: str,
+        *,
+        limit: int = 100,
+        after_id: int | None = None,
+        branch: str | None = None,
+        newest_first: bool = False,
+    ) -> list[Event]:
+        """Events of one session in order (``after_id`` pages forward); expired events are never listed."""
+        check_id("actor_id", actor_id)
+        check_id("session_id", session_id)
+        if limit < 1:
+            raise InvalidMemoryInputError(f"limit must be at least 1, got {limit}")
+        query = select(EVENTS).where(
+            EVENTS.c.actor_id == actor_id, EVENTS.c.session_id == session_id, self._live(EVENTS)
+        )
+        if after_id is not None:
+            query = query.where(EVENTS.c.id > after_id)
+        if branch is not None:
+            query = query.where(EVENTS.c.branch == branch)
+        query = query.order_by(EVENTS.c.id.desc() if newest_first else EVENTS.c.id).limit(limit)
+        with self.engine.connect() as connection:
+            return [_event(row._mapping) for row in connection.execute(query)]
+
+    def last_turns(self, actor_id: str, session_id: str, k: int = 5) -> list[Event]:
+        """The ``k`` most recent events of a session, oldest first (ready to put into a prompt)."""
+        return list(reversed(self.list_events(actor_id, session_id, limit=k, newest_first=True)))
+
+    def list_sessions(self, actor_id: str) -> list[str]:
+        check_id("actor_id", actor_id)
+        query = select(SESSIONS.c.session_id).where(SESSIONS.c.actor_id == actor_id).order_by(SESSIONS.c.created_at)
+        with self.engine.connect() as connection:
+            return list(connection.execute(query).scalars())
+
+    def index_events(self, actor_id: str) -> int:
+        """Embed the actor's events that have no embedding yet (in batches); returns how many."""
+        check_id("actor_id", actor_id)
+        with self.engine.connect() as connection:
+            pending = connection.execute(
+                select(EVENTS.c.id, EVENTS.c.text).where(EVENTS.c.actor_id == actor_id, EVENTS.c.embedding.is_(None))
+            ).all()
+        for start in range(0, len(pending), EMBED_BATCH):
+            chunk = pending[start : start + EMBED_BATCH]
+            vectors = self.embed(actor_id, [row.text for row in chunk])
+
+            def work(connection: Connection, chunk: Sequence[Any] = chunk, vectors: np.ndarray = vectors) -> None:
+                for row, vector in zip(chunk, vectors, strict=True):
+                    connection.execute(
+                        update(EVENTS)
+                        .where(EVENTS.c.id == row.id, EVENTS.c.actor_id == actor_id)
+                        .values(embedding=vector.astype("<f4").tobytes())
+                    )
+
+            run_write(self.engine, work)
+        return len(pending)
+
+    def search_events(
+        self,
+        actor_id: str,
+        query: str,
+        *,
+        session_id: str | None = None,
+        top_k: int = 10,
+        mode: SearchMode = "hybrid",
+        min_score: float | None = None,
+        recency_half_life: timedelta | None = None,
+    ) -> list[ScoredEvent]:
+        """The actor's events ranked by hybrid retrieval (``mode`` picks BM25-only or vector-only)."""
+        check_id("actor_id", actor_id)
+        if session_id is not None:
+            check_id("session_id", session_id)
+        self.index_events(actor_id)
+        scope = Scope(EVENTS, actor_id, utcnow())
+        if session_id is not None:
+            scope.conditions.append(EVENTS.c.session_id == session_id)
+        hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, None)
+        rows = self._fetch(EVENTS, actor_id, [hit.id for hit in hits])
+        return [ScoredEvent(event=_event(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
+
+    # -- records ---------------------------------------------------------------------------------------
+
+    def add_record(
+        self,
+        actor_id: str,
+        namespace: str,
+        text: str,
+        *,
+        strategy: str = "custom",
+        subject: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        source_event_ids: Sequence[int] = (),
+        ttl: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> MemoryRecord:
+        """Store one long-term record (embedded now, so it is retrievable at once)."""
+        new = NewRecord(
+            namespace=namespace,
+            text=text,
+            strategy=strategy,
+            subject=subject,
+            metadata=dict(metadata or {}),
+            source_event_ids=list(source_event_ids),
+            expires_at=_expiry(utcnow(), ttl, expires_at),
+        )
+        return self.get_record(actor_id, self.add_records(actor_id, [new])[0])
+
+    def add_records(
+        self, actor_id: str, records: Sequence[NewRecord], *, embeddings: np.ndarray | None = None
+    ) -> list[int]:
+        """Store many records in one transaction; ``embeddings`` (``[n, d]``) skips the encoder."""
+        check_id("actor_id", actor_id)
+        if not records:
+            return []
+        for record in records:
+            check_namespace(record.namespace)
+            check_text("record text", record.text, self.max_text_chars)
+            check_id("strategy", record.strategy)
+            if record.subject is not None:
+                check_id("subject", record.subject)
+            check_metadata(record.metadata)
+        vectors = self.embed(actor_id, [r.text for r in records]) if embeddings is None else embeddings
+        vectors = _unit_rows(np.asarray(vectors, dtype=np.float32), len(records))
+        now = utcnow()
+        rows = [
+            {
+                "actor_id": actor_id,
+                "namespace": record.namespace,
+                "strategy": record.strategy,
+                "text": record.text,
+                "subject": record.subject,
+                "metadata": record.metadata,
+                "source_event_ids": record.source_event_ids,
+                "created_at": now,
+                "updated_at": now,
+                "expires_at": _utc(record.expires_at),
+                "superseded_by": None,
+                "embedding": vector.astype("<f4").tobytes(),
+            }
+            for record, vector in zip(records, vectors, strict=True)
+        ]
+
+        def work(connection: Connection) -> list[int]:
+            dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+            connection.execute(
+                dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
+            )
+            return list(connection.execute(insert(RECORDS).returning(RECORDS.c.id), rows).scalars())
+
+        return run_write(self.engine, work)
+
+    def get_record(self, actor_id: str, record_id: int) -> MemoryRecord:
+        check_id("actor_id", actor_id)
+        rows = self._fetch(RECORDS, actor_id, [record_id])
+        if record_id not in rows:
+            raise MemoryNotFoundError(f"record {record_id} does not exist for actor {actor_id!r} (or has expired)")
+        return _record(rows[record_id])
+
+    def list_records(
+        self,
+        actor_id: str,
+        *,
+        namespace: str | None = None,
+        namespace_prefix: str | None = None,
+        subject: str | None = None,
+        include_superseded: bool = False,
+        limit: int = 1000,
+    ) -> list[MemoryRecord]:
+        """The actor's live records, oldest first, optionally within one namespace (or under a prefix)."""
+        check_id("actor_id", actor_id)
+        query = select(RECORDS).where(RECORDS.c.actor_id == actor_id, self._live(RECORDS))
+        if namespace is not None or namespace_prefix is not None:
+            query = query.where(self._namespace_condition(namespace, namespace_prefix))
+        if subject is not None:
+            query = query.where(RECORDS.c.subject == subject)
+        if not include_superseded:
+            query = query.where(RECORDS.c.superseded_by.is_(None))
+        with self.engine.connect() as connection:
+            rows = connection.execute(query.order_by(RECORDS.c.id).limit(limit))
+            return [_record(row._mapping) for row in rows]
+
+    def update_record(
+        self,
+        actor_id: str,
+        record_id: int,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        source_event_ids: Sequence[int] | None = None,
+        ttl: timedelta | None = None,
+        expires_at: datetime | None = None,
+    ) -> MemoryRecord:
+        """Change a record in place (re-embedding a new text); to keep history use supersede_record."""
+        check_id("actor_id", actor_id)
+        now = utcnow()
+        values: dict[str, Any] = {"updated_at": now}
+        if text is not None:
+            values["text"] = check_text("record text", text, self.max_text_chars)
+            values["embedding"] = self.embed(actor_id, [text])[0].astype("<f4").tobytes()
+        if metadata is not None:
+            values["metadata"] = check_metadata(metadata)
+        if source_event_ids is not None:
+            values["source_event_ids"] = list(source_event_ids)
+        if ttl is not None or expires_at is not None:
+            values["expires_at"] = _expiry(now, ttl, expires_at)
+
+        def work(connection: Connection) -> int:
+            statement = update(RECORDS).where(
+                RECORDS.c.id == record_id, RECORDS.c.actor_id == actor_id, self._live(RECORDS)
+            )
+            return connection.execute(statement.values(**values)).rowcount
+
+        if run_write(self.engine, work) == 0:
+            raise MemoryNotFoundError(f"record {record_id} does not exist for actor {actor_id!r} (or has expired)")
+        return self.get_record(actor_id, record_id)
+
+    def supersede_record(self, actor_id: str, old_id: int, new_id: int) -> None:
+        """Mark ``old_id`` as replaced by ``new_id``: hidden from retrieval, kept for record_history."""
+        check_id("actor_id", actor_id)
+        self.get_record(actor_id, new_id)
+
+        def work(connection: Connection) -> int:
+            statement = update(RECORDS).where(RECORDS.c.id == old_id, RECORDS.c.actor_id == actor_id)
+            return connection.execute(statement.values(superseded_by=new_id, updated_at=utcnow())).rowcount
+
+        if run_write(self.engine, work) == 0:
+            raise MemoryNotFoundError(f"record {old_id} does not exist for actor {actor_id!r}")
+
+    def record_history(self, actor_id: str, record_id: int) -> list[MemoryRecord]:
+        """The chain of records that ``record_id`` superseded, oldest first, ending with ``record_id``."""
+        chain = [self.get_record(actor_id, record_id)]
+        with self.engine.connect() as connection:
+            while True:
+                row = connection.execute(
+                    select(RECORDS).where(RECORDS.c.actor_id == actor_id, RECORDS.c.superseded_by == chain[0].id)
+                ).first()
+                if row is None:
+                    return chain
+                chain.insert(0, _record(row._mapping))
+
+    def delete_record(self, actor_id: str, record_id: int) -> None:
+        check_id("actor_id", actor_id)
+
+        def work(connection: Connection) -> int:
+            statement = delete(RECORDS).where(RECORDS.c.id == record_id, RECORDS.c.actor_id == actor_id)
+            return connection.execute(statement).rowcount
+
+        if run_write(self.engine, work) == 0:
+            raise MemoryNotFoundError(f"record {record_id} does not exist for actor {actor_id!r}")
+
+    def retrieve(
+        self,
+        actor_id: str,
+        query: str,
+        *,
+        namespace: str | None = None,
+        namespace_prefix: str | None = None,
+        top_k: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        min_score: float | None = None,
+        mode: SearchMode = "hybrid",
+        recency_half_life: timedelta | None = None,
+        query_embedding: np.ndarray | None = None,
+        include_superseded: bool = False,
+    ) -> list[ScoredRecord]:
+        """The actor's records best matching ``query``; ``min_score`` is a floor on cosine similarity.
+
+        ``namespace`` matches exactly, ``namespace_prefix`` matches a subtree; ``filters`` narrow by metadata.
+        """
+        check_id("actor_id", actor_id)
+        scope = Scope(RECORDS, actor_id, utcnow())
+        if namespace is not None or namespace_prefix is not None:
+            scope.conditions.append(self._namespace_condition(namespace, namespace_prefix))
+        if not include_superseded:
+            scope.conditions.append(RECORDS.c.superseded_by.is_(None))
+        hits = self._search(
+            scope, query, top_k, mode, min_score, recency_half_life, compile_filters(filters), query_embedding
+        )
+        rows = self._fetch(RECORDS, actor_id, [hit.id for hit in hits])
+        return [ScoredRecord(record=_record(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
+
+    def extract(
+        self, actor_id: str, session_id: str, strategies: Sequence[MemoryStrategy] | None = None
+    ) -> list[MemoryRecord]:
+        """Run long-term strategies (default: facts, preferences, summary) over a session's events."""
+        from agentcore.memory.strategies import DEFAULT_STRATEGIES, run_strategies
+
+        return run_strategies(self, actor_id, session_id, DEFAULT_STRATEGIES if strategies is None else strategies)
+
+    # -- maintenance -----------------------------------------------------------------------------------
+
+    def forget(self, actor_id: str) -> ForgetReport:
+        """Delete every event, record, session, full-text entry and vector of ``actor_id``, irrecoverably."""
+        check_id("actor_id", actor_id)
+
+        def work(connection: Connection) -> ForgetReport:
+            counts = {
+                name: connection.execute(delete(table).where(table.c.actor_id == actor_id)).rowcount
+                for name, table in (("events", EVENTS), ("records", RECORDS), ("sessions", SESSIONS))
+            }
+            connection.execute(delete(ACTORS).where(ACTORS.c.actor_id == actor_id))
+            if connection.dialect.name == "sqlite":  # merge FTS5 segments so deleted terms leave the index
+                for table in FULLTEXT_TABLES:
+                    connection.execute(text(f"INSERT INTO {table}_fts({table}_fts) VALUES ('optimize')"))
+            return ForgetReport(actor_id=actor_id, **counts)
+
+        report = run_write(self.engine, work)
+        self._compact_after_delete()
+        log.info("forgot actor %r: %s", actor_id, report)
+        return report
+
+    def purge(self, now: datetime | None = None) -> PurgeReport:
+        """Delete expired events and records (they are already invisible); returns how many."""
+        moment = _utc(now) or utcnow()
+
+        def work(connection: Connection) -> PurgeReport:
+            counts = {
+                name: connection.execute(
+                    delete(table).where(table.c.expires_at.is_not(None), table.c.expires_at <= moment)
+                ).rowcount
+                for name, table in (("events", EVENTS), ("records", RECORDS))
+            }
+            return PurgeReport(**counts)
+
+        report = run_write(self.engine, work)
+        self._compact_after_delete()
+        return report
+
+    def stats(self) -> MemoryStats:
+        now = utcnow()
+        with self.engine.connect() as connection:
+
+            def count(table: Any, *where: Any) -> int:
+                return int(connection.execute(select(func.count()).select_from(table).where(*where)).scalar() or 0)
+
+            return MemoryStats(
+                backend=self.engine.dialect.name,
+                schema_version=schema_version(connection),
+                actors=count(ACTORS),
+                sessions=count(SESSIONS),
+                events=count(EVENTS),
+                records=count(RECORDS),
+                superseded_records=count(RECORDS, RECORDS.c.superseded_by.is_not(None)),
+                expired_events=count(EVENTS, EVENTS.c.expires_at <= now),
+                expired_records=count(RECORDS, RECORDS.c.expires_at <= now),
+                unindexed_events=count(EVENTS, EVENTS.c.embedding.is_(None)),
+            )
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _live(table: Any) -> Any:
+        return (table.c.expires_at.is_(None)) | (table.c.expires_at > utcnow())
+
+    @staticmethod
+    def _namespace_condition(namespace: str | None, prefix: str | None) -> ColumnElement[bool]:
+        if namespace is not None and prefix is not None:
+            raise InvalidMemoryInputError("give namespace (exact) or namespace_prefix (subtree), not both")
+        if namespace is not None:
+            return RECORDS.c.namespace == check_namespace(namespace)
+        value = check_namespace(prefix)
+        # substr, not LIKE: '%' and '_' in a namespace are data, never wildcards
+        return func.substr(RECORDS.c.namespace, 1, len(value)) == value
+
+    def _search(
+        self,
+        scope: Scope,
+        query: str,
+        top_k: int,
+        mode: SearchMode,
+        min_score: float | None,
+        recency_half_life: timedelta | None,
+        keep: Any,
+        query_embedding: np.ndarray | None,
+    ) -> list[search.Hit]:
+        check_text("query", query, self.max_text_chars)
+        check_top_k(top_k)
+        check_score(min_score)
+        if mode not in search.SEARCH_MODES:
+            raise InvalidMemoryInputError(f"mode must be one of {', '.join(search.SEARCH_MODES)}, got {mode!r}")
+        if min_score is not None and mode == "fulltext":
+            raise InvalidMemoryInputError("min_score is a cosine-similarity floor; it needs mode 'vector' or 'hybrid'")
+        vector = None
+        if mode != "fulltext":
+            vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
+            vector = _unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1), 1)[0]
+        with self.engine.connect() as connection:
+            candidates = search.load_candidates(connection, scope, keep or (lambda _metadata: True))
+            fulltext = None
+            if mode != "vector":
+                fulltext = search.fulltext_ranking(connection, scope, search.query_terms(query), search.FULLTEXT_DEPTH)
+        return search.rank(
+            candidates,
+            query_vector=vector,
+            fulltext_ids=fulltext,
+            top_k=top_k,
+            min_similarity=min_score,
+            recency_half_life=recency_half_life,
+            now=scope.now,
+        )
+
+    def _fetch(self, table: Any, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
+        if not ids:
+            return {}
+        query = select(table).where(table.c.actor_id == actor_id, table.c.id.in_(list(ids)), self._live(table))
+        with self.engine.connect() as connection:
+            return {row.id: row._mapping for row in connection.execute(query)}
+
+    def _compact_after_delete(self) -> None:
+        """SQLite: fold the WAL into the main file and truncate it, so deleted pages leave no copy behind."""
+        if self.engine.dialect.name != "sqlite":
+            return
+        raw = self.engine.raw_connection()  # autocommit DBAPI connection: a checkpoint cannot run in a transaction
+        try:
+            busy = raw.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            raw.close()
+        if busy and busy[0]:
+            log.warning(
+                "WAL checkpoint was blocked by another connection; deleted data stays in the WAL until the next"
+            )
+
+
+def _unit_rows(vectors: np.ndarray, expected_rows: int) -> np.ndarray:
+    if vectors.ndim != 2 or vectors.shape[0] != expected_rows:
+        raise InvalidMemoryInputError(f"embeddings must have shape [{expected_rows}, dim], got {list(vectors.shape)}")
+    if not np.isfinite(vectors).all():
+        raise InvalidMemoryInputError("embeddings contain NaN or infinite values")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise InvalidMemoryInputError("embeddings contain an all-zero vector, which has no direction to compare")
+    return vectors / norms

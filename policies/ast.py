@@ -1,0 +1,235 @@
+"""The typed policy AST: frozen pydantic nodes, each with the source span it came from.
+
+One tree serves the checker, the compiler, the formatter and the Cedar exporter. :func:`structure` drops spans
+and rule text, so two trees can be compared for meaning (``parse(fmt(x)) == parse(x)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict
+
+UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+SCOPES = ("user", "agent", "session", "tenant")
+PATH_ROOTS = ("args", "user", "agent", "context")
+
+
+class Span(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+class Node(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    span: Span | None = None
+
+
+class Duration(Node):
+    amount: float
+    unit: str  # singular: second, minute, hour, day, week
+
+    @property
+    def seconds(self) -> float:
+        return self.amount * UNIT_SECONDS[self.unit]
+
+
+class Targets(Node):
+    """Which tools a rule or aggregate covers: every tool (``names == ()``) or names/globs."""
+
+    names: tuple[str, ...] = ()
+    any_phrase: bool = False  # written "any tool in ..." (kept so fmt preserves the wording)
+
+    @property
+    def any(self) -> bool:
+        return not self.names
+
+
+# ---- values -------------------------------------------------------------------------------------------------------
+class Lit(Node):
+    kind: Literal["literal"] = "literal"
+    value: str | int | float | bool | None
+    currency: str | None = None
+
+
+class Path(Node):
+    kind: Literal["path"] = "path"
+    root: str  # one of PATH_ROOTS
+    parts: tuple[str, ...] = ()
+
+
+class Resolve(Node):
+    kind: Literal["resolve"] = "resolve"
+    entity: str
+    key: Value
+    attr: tuple[str, ...] = ()
+
+
+class Length(Node):
+    kind: Literal["length"] = "length"
+    of: Value
+
+
+class Host(Node):
+    kind: Literal["host"] = "host"
+    of: Value
+
+
+class Plus(Node):
+    kind: Literal["plus"] = "plus"
+    terms: tuple[Value, ...]
+
+
+class Sum(Node):
+    kind: Literal["sum"] = "sum"
+    arg: tuple[str, ...]
+    actions: Targets
+    window: Duration
+    scope: str
+
+
+class Count(Node):
+    kind: Literal["count"] = "count"
+    actions: Targets
+    window: Duration
+    scope: str
+
+
+class Spend(Node):
+    kind: Literal["spend"] = "spend"
+    scope: str
+    window: Duration | None = None  # None: since midnight UTC today
+
+
+class Score(Node):
+    kind: Literal["score"] = "score"
+    detector: str
+    source: Value | None = None  # None: the call's arguments as canonical JSON
+
+
+Value = Union[Lit, Path, Resolve, Length, Host, Plus, Sum, Count, Spend, Score]  # noqa: UP007
+
+
+# ---- conditions ---------------------------------------------------------------------------------------------------
+class Compare(Node):
+    kind: Literal["compare"] = "compare"
+    left: Value
+    op: str
+    right: tuple[Value, ...] = ()
+
+
+class And(Node):
+    kind: Literal["and"] = "and"
+    items: tuple[Cond, ...]
+
+
+class Or(Node):
+    kind: Literal["or"] = "or"
+    items: tuple[Cond, ...]
+
+
+class Not(Node):
+    kind: Literal["not"] = "not"
+    item: Cond
+
+
+class TimeWindow(Node):
+    kind: Literal["time"] = "time"
+    outside: bool
+    start: str  # HH:MM
+    end: str
+    days: tuple[int, ...] = ()  # 0 = Monday; () = every day
+    day_words: tuple[str, ...] = ()  # as written (weekdays / weekends / names), for fmt
+    tz: str | None = None
+
+
+class After(Node):
+    kind: Literal["after"] = "after"
+    actions: Targets
+    scope: str = "session"
+    scope_written: bool = False
+    within: Duration
+
+
+Cond = Union[Compare, And, Or, Not, TimeWindow, After]  # noqa: UP007
+
+
+class Clause(Node):
+    """``when`` (holds), ``unless`` (must not hold) or a bare temporal clause (``outside ...``, ``after ...``)."""
+
+    mode: Literal["when", "unless", "bare"]
+    cond: Cond
+
+
+class Subject(Node):
+    kind: Literal["role", "user", "agent", "tenant"]
+    value: str
+
+
+class Redaction(Node):
+    kind: Literal["email", "card", "phone", "ip", "pattern", "fields"]
+    pattern: str | None = None
+    name: str | None = None
+    fields: tuple[str, ...] = ()
+
+
+class LimitSpec(Node):
+    count: int
+    calls_word: str = "calls"
+    window: Duration
+    scope: str
+
+
+RuleKind = Literal["allow", "deny", "approval", "limit", "redact", "suppress"]
+
+
+class Rule(Node):
+    id: str
+    explicit_id: bool = False
+    kind: RuleKind
+    monitor: bool = False
+    targets: Targets
+    subjects: tuple[Subject, ...] = ()
+    clauses: tuple[Clause, ...] = ()
+    approver: str | None = None
+    limit: LimitSpec | None = None
+    redactions: tuple[Redaction, ...] = ()
+    text: str = ""
+
+
+class Comment(Node):
+    line: int
+    text: str
+
+
+class PolicyFile(Node):
+    path: str
+    name: str | None = None
+    version: int | None = None
+    owner: str | None = None
+    description: str | None = None
+    default: Literal["allow", "deny"] | None = None
+    rules: tuple[Rule, ...] = ()
+    comments: tuple[Comment, ...] = ()
+
+
+for _model in (Resolve, Length, Host, Plus, Score, Compare, And, Or, Not):
+    _model.model_rebuild()
+
+
+def structure(node: BaseModel) -> Any:
+    """The node as plain data without spans, rule text, comments or file path: its meaning."""
+    return _strip(node.model_dump())
+
+
+def _strip(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _strip(v) for k, v in data.items() if k not in ("span", "text", "comments", "path")}
+    if isinstance(data, (list, tuple)):
+        return [_strip(v) for v in data]
+    return data

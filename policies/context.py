@@ -1,0 +1,190 @@
+"""How stateful facts reach a decision: the :class:`DecisionContext` protocol, and an in-memory implementation.
+
+The engine owns no storage and calls no model. Counts, sums, sequences, spend, entity attributes and guardrail
+scores come from the caller (the gateway) through this protocol. Any exception raised by a method, or ``None``
+from :meth:`DecisionContext.resolve`, makes the condition that needed it *unevaluable*: a deny rule then matches
+and an allow rule does not (fail closed), and the decision's ``errors`` say why.
+
+History methods count only calls that were allowed **and executed** (the gateway records a call after it ran).
+``actions`` are glob patterns (``fnmatch``: ``crm.*``); ``scope`` is one of :class:`Scope` and ``key`` the
+principal id, agent id, session id or tenant of the current request for that scope.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+from fnmatch import fnmatchcase
+from typing import Any, Protocol, runtime_checkable
+
+from agentcore.policies.model import Request
+
+
+class Scope(str, Enum):
+    """Whose calls a stateful rule counts."""
+
+    USER = "user"
+    AGENT = "agent"
+    SESSION = "session"
+    TENANT = "tenant"
+
+
+def scope_key(request: Request, scope: Scope) -> str | None:
+    """The key of ``request`` for ``scope`` (None when the request has none, e.g. no session id)."""
+    if scope is Scope.USER:
+        return request.principal.id
+    if scope is Scope.AGENT:
+        return request.agent.id
+    if scope is Scope.SESSION:
+        return request.context.session_id
+    return request.context.tenant
+
+
+def action_matches(action: str, patterns: Sequence[str]) -> bool:
+    """True when ``action`` matches one of the glob ``patterns`` (``*`` alone matches every tool)."""
+    return any(fnmatchcase(action, pattern) for pattern in patterns)
+
+
+@runtime_checkable
+class DecisionContext(Protocol):
+    """Stateful facts for one decision. Implementations must be safe to call from several threads."""
+
+    def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
+        """Attributes of entity ``entity`` with id ``key`` (``order(order_id).status``), or None if unknown."""
+        ...
+
+    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
+        """Number of executed calls to ``actions`` by ``scope``/``key`` in ``(now - window, now]``."""
+        ...
+
+    def total(
+        self,
+        actions: Sequence[str],
+        arg_path: Sequence[str],
+        scope: Scope,
+        key: str,
+        window_seconds: float,
+        now: datetime,
+    ) -> float:
+        """Sum of the numeric argument at ``arg_path`` over executed calls (missing or non-numeric count as 0)."""
+        ...
+
+    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
+        """Time of the latest executed call to ``actions`` by ``scope``/``key`` at or before ``now``."""
+        ...
+
+    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
+        """Accelerator spend in USD of ``scope``/``key`` in ``[since, now]`` (from the accel ledger)."""
+        ...
+
+    def detect(self, detector: str, text: str) -> float:
+        """Score in [0, 1] of guardrail detector ``detector`` on ``text``; raise if the detector is unavailable."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Call:
+    action: str
+    at: datetime
+    keys: dict[Scope, str | None]
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Spend:
+    scope: Scope
+    key: str
+    usd: float
+    at: datetime
+
+
+class InMemoryContext:
+    """A complete :class:`DecisionContext` held in memory: for tests, examples and single-process use.
+
+    Record executed calls with :meth:`record`, spend with :meth:`add_spend`; register entity loaders and
+    detectors in the constructor or with :meth:`add_resolver` / :meth:`add_detector`.
+    """
+
+    def __init__(
+        self,
+        resolvers: Mapping[str, Callable[[Any], Mapping[str, Any] | None]] | None = None,
+        detectors: Mapping[str, Callable[[str], float]] | None = None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[_Call] = []
+        self._spend: list[_Spend] = []
+        self._resolvers = dict(resolvers or {})
+        self._detectors = dict(detectors or {})
+
+    def add_resolver(self, entity: str, loader: Callable[[Any], Mapping[str, Any] | None]) -> None:
+        self._resolvers[entity] = loader
+
+    def add_detector(self, name: str, detector: Callable[[str], float]) -> None:
+        self._detectors[name] = detector
+
+    def record(self, request: Request, at: datetime | None = None) -> None:
+        """Record that ``request`` was allowed and executed (at ``at``, default the request's time)."""
+        call = _Call(
+            action=request.action,
+            at=at or request.context.time,
+            keys={scope: scope_key(request, scope) for scope in Scope},
+            args=request.args,
+        )
+        with self._lock:
+            self._calls.append(call)
+
+    def add_spend(self, scope: Scope, key: str, usd: float, at: datetime) -> None:
+        with self._lock:
+            self._spend.append(_Spend(scope, key, usd, at))
+
+    def _window(self, actions: Sequence[str], scope: Scope, key: str, start: datetime, now: datetime) -> list[_Call]:
+        with self._lock:
+            calls = list(self._calls)
+        return [
+            c for c in calls if c.keys[scope] == key and start < c.at <= now and action_matches(c.action, actions)
+        ]
+
+    def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
+        loader = self._resolvers.get(entity)
+        if loader is None:
+            raise LookupError(f"no resolver registered for entity {entity!r}; register one with add_resolver")
+        return loader(key)
+
+    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
+        return len(self._window(actions, scope, key, now - timedelta(seconds=window_seconds), now))
+
+    def total(
+        self,
+        actions: Sequence[str],
+        arg_path: Sequence[str],
+        scope: Scope,
+        key: str,
+        window_seconds: float,
+        now: datetime,
+    ) -> float:
+        result = 0.0
+        for call in self._window(actions, scope, key, now - timedelta(seconds=window_seconds), now):
+            value: Any = call.args
+            for part in arg_path:
+                value = value.get(part) if isinstance(value, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                result += value
+        return result
+
+    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
+        calls = self._window(actions, scope, key, datetime.min.replace(tzinfo=now.tzinfo), now)
+        return max((c.at for c in calls), default=None)
+
+    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
+        with self._lock:
+            entries = list(self._spend)
+        return sum(e.usd for e in entries if e.scope is scope and e.key == key and since <= e.at <= now)
+
+    def detect(self, detector: str, text: str) -> float:
+        function = self._detectors.get(detector)
+        if function is None:
+            raise LookupError(f"detector {detector!r} is not available; register it with add_detector")
+        return float(function(text))

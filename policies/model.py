@@ -1,0 +1,169 @@
+"""The decision contract: what the gateway asks (:class:`Request`) and what the engine answers (:class:`Decision`).
+
+These models are the border between ``agentcore.policies`` and its callers; they only grow (additive changes).
+Arguments are canonicalised on the way in (strings NFKC-normalised, tuples to lists, keys to strings), so policy
+comparisons see one spelling of each value whatever look-alike characters an agent sent.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+MAX_ARG_DEPTH = 64
+
+
+def canonical(value: Any, depth: int = 0) -> Any:
+    """Return ``value`` as canonical JSON data: NFKC strings, string keys, lists for sequences.
+
+    Raises ``ValueError`` for values JSON cannot hold or nesting deeper than ``MAX_ARG_DEPTH``.
+    """
+    if depth > MAX_ARG_DEPTH:
+        raise ValueError(f"arguments are nested deeper than {MAX_ARG_DEPTH} levels")
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return unicodedata.normalize("NFKC", value)
+    if isinstance(value, dict):
+        return {canonical(str(k), depth + 1): canonical(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v, depth + 1) for v in value]
+    raise ValueError(f"argument value of type {type(value).__name__} is not JSON; send str, number, bool, null, list or object")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Principal(_Frozen):
+    """The user (or service) on whose behalf the agent acts; ``attributes`` holds identity claims."""
+
+    id: str
+    roles: frozenset[str] = frozenset()
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("attributes")
+    @classmethod
+    def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return canonical(value)  # type: ignore[no-any-return]
+
+
+class AgentInfo(_Frozen):
+    """The agent making the call."""
+
+    id: str
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("attributes")
+    @classmethod
+    def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return canonical(value)  # type: ignore[no-any-return]
+
+
+class RequestContext(_Frozen):
+    """When and where the call happens: decision time (aware), session and tenant used for stateful rules."""
+
+    time: AwareDatetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    session_id: str | None = None
+    tenant: str | None = None
+
+
+class Request(_Frozen):
+    """One tool call to authorise. ``action`` is the dotted tool name; ``args`` its canonical JSON arguments."""
+
+    principal: Principal
+    agent: AgentInfo = AgentInfo(id="agent")
+    action: str
+    resource: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    context: RequestContext = Field(default_factory=RequestContext)
+
+    @field_validator("args")
+    @classmethod
+    def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return canonical(value)  # type: ignore[no-any-return]
+
+    @field_validator("action")
+    @classmethod
+    def _nfkc(cls, value: str) -> str:
+        return unicodedata.normalize("NFKC", value)
+
+
+class Effect(str, Enum):
+    """The answer to a request; any matching deny beats approval, which beats allow."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+    NEEDS_APPROVAL = "needs_approval"
+
+
+class Reason(_Frozen):
+    """Why: the rule (id, file, line, its text) and what it did for this request."""
+
+    rule_id: str
+    file: str
+    line: int
+    text: str
+    effect: str = Field(description="the rule's kind: allow, deny, approval, limit, redact, suppress, default")
+    note: str = Field("", description="for errors and defaults: what could not be evaluated, or why no rule matched")
+
+
+class RedactPattern(_Frozen):
+    """A named regular expression whose matches the gateway replaces in tool results."""
+
+    name: str
+    regex: str
+
+
+class RateLimit(_Frozen):
+    """A rate limit the request falls under, for the gateway's atomic check-and-reserve.
+
+    The engine has already checked ``count < limit`` through the :class:`DecisionContext`, which is not atomic
+    across processes. Before executing, the gateway must atomically count calls to ``actions`` (glob patterns) in
+    the last ``window_seconds`` for ``scope``/``key`` and reserve one slot if fewer than ``limit`` exist;
+    otherwise it treats the decision as deny.
+    """
+
+    rule_id: str
+    actions: tuple[str, ...]
+    scope: str
+    key: str
+    window_seconds: float
+    limit: int
+
+
+class Obligations(_Frozen):
+    """What the gateway must do besides executing: redaction of results, output suppression, approvals, limits."""
+
+    redact_patterns: tuple[RedactPattern, ...] = ()
+    redact_fields: tuple[str, ...] = ()
+    suppress_output: bool = False
+    approver_roles: tuple[str, ...] = ()
+    rate_limits: tuple[RateLimit, ...] = ()
+
+
+NO_OBLIGATIONS = Obligations()
+
+
+class Decision(_Frozen):
+    """The engine's answer. ``reasons`` name the determining rules; ``errors`` the rules that could not be evaluated.
+
+    ``monitored`` lists log-only rules that matched and ``would_effect`` is the effect had they been enforced.
+    ``bundle_hash`` identifies the compiled bundle, for audit records.
+    """
+
+    effect: Effect
+    reasons: tuple[Reason, ...] = ()
+    obligations: Obligations = NO_OBLIGATIONS
+    bundle_hash: str = ""
+    errors: tuple[Reason, ...] = ()
+    monitored: tuple[Reason, ...] = ()
+    would_effect: Effect | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.effect is Effect.ALLOW

@@ -1,0 +1,47 @@
+"""The agentcore command line: help, version, and the models group against a private cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcore import __version__
+from agentcore.cli import app
+
+runner = CliRunner()
+
+
+def test_help_and_version() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0 and "models" in result.output
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+@pytest.mark.parametrize("command", [["models", "--help"], ["models", "build", "--help"], ["demo", "--help"]])
+def test_every_command_has_help(command: list[str]) -> None:
+    assert runner.invoke(app, command).exit_code == 0
+
+
+def test_models_build_list_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_source: Path) -> None:
+    monkeypatch.setenv("AGENTCORE_CACHE_DIR", str(tmp_path))
+    assert runner.invoke(app, ["models", "verify"]).exit_code == 1  # nothing built yet
+    build = runner.invoke(app, ["models", "build", "--model-dir", str(model_source)])
+    assert build.exit_code == 0, build.output
+    listing = runner.invoke(app, ["models", "list"])
+    assert listing.exit_code == 0 and "384" in listing.output
+    assert runner.invoke(app, ["models", "verify"]).exit_code == 0
+    onnx_file = next(tmp_path.glob("models/*/model.int8.onnx"))
+    onnx_file.write_bytes(onnx_file.read_bytes()[:-10])
+    result = runner.invoke(app, ["models", "verify"])
+    assert result.exit_code == 1 and "model.int8.onnx" in result.output
+    assert runner.invoke(app, ["models", "build", "--model-dir", str(model_source)]).exit_code == 0
+    assert runner.invoke(app, ["models", "verify"]).exit_code == 0
+
+
+def test_bad_model_dir_exits_nonzero_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCORE_CACHE_DIR", str(tmp_path))
+    result = runner.invoke(app, ["models", "build", "--model-dir", str(tmp_path / "missing")])
+    assert result.exit_code == 1 and "does not exist" in result.stderr
