@@ -187,6 +187,8 @@ def rank(
     now: datetime | None = None,
 ) -> list[Hit]:
     """Fuse the vector ranking (when ``query_vector``) and the full-text ranking (when given) by RRF."""
+    if len(candidates.ids) == 0:
+        return []
     position = {int(row_id): index for index, row_id in enumerate(candidates.ids)}
     similarities = candidates.vectors @ query_vector if query_vector is not None else None
     rankings: list[list[int]] = []

@@ -242,7 +242,7 @@ class _ToAst(Transformer[Token, Any]):
         )
 
     def rule_label(self, meta: Meta, items: list[Token]) -> tuple[str, str]:
-        return ("label", _string(items[0]))
+        return ("label", _string(items[-1]))
 
     def _body(self, kind: str, items: list[Any], **extra: Any) -> dict[str, Any]:
         return {

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import onnx
@@ -87,7 +88,7 @@ def _max_tokens(source: Path, config: BertConfig) -> int:
     return min(limit, config.max_position_embeddings)
 
 
-def _atomic_write(target: Path, write: Callable[[Path], None]) -> None:
+def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     os.close(fd)
     try:
@@ -142,7 +143,7 @@ def _build(source: Path, folder: Path, label: str, key: str) -> BuiltModel:
     _atomic_write(fp32, lambda temp: onnx.save_model(graph, str(temp)))
     _atomic_write(folder / "model.int8.onnx", lambda temp: quantize_int8(fp32, temp))
     for extra in ("tokenizer.json", "config.json"):
-        _atomic_write(folder / extra, lambda temp, extra=extra: shutil.copyfile(source / extra, temp))
+        _atomic_write(folder / extra, partial(shutil.copyfile, source / extra))
     files = {
         name: file_hash(folder / name)
         for name in ("model.fp32.onnx", "model.int8.onnx", "tokenizer.json", "config.json")

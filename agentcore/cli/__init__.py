@@ -8,6 +8,7 @@ import typer
 
 from agentcore import __version__
 from agentcore.cli import demo
+from agentcore.cli.gateway import app as gateway_app
 from agentcore.cli.models import app as models_app
 
 app = typer.Typer(
@@ -17,6 +18,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(models_app, name="models")
+app.add_typer(gateway_app, name="gateway")
 demo.register(app)
 
 

@@ -31,10 +31,11 @@ from agentcore.gateway.errors import (
 )
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal
 from agentcore.gateway.obligations import redaction_for
-from agentcore.gateway.policy_source import PolicySource
+from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
 from agentcore.gateway.state import CallRecord, open_store
+from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request, RequestContext
 
@@ -91,13 +92,18 @@ class Gateway:
         self.approval_ttl_s = approval_ttl_s
         self.approval_timeout_s = approval_timeout_s
         self.limits = limits or ArgumentLimits()
-        self.policy = PolicySource(policies, reload=reload)
         self.db = Database(database, durability=durability)
+        self.board = StatusBoard(self.db)
+        self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
         self.audit = AuditLog(self.db)
         self.store = open_store(state, self.db)
         self.context = GatewayContext(self.store)
         self.registry = ToolRegistry()
         self.approvals = Approvals(self)
+        self._publish(self.policy.status)
+
+    def _publish(self, status: PolicyStatus) -> None:
+        self.board.publish(self.name, self.mode, status)
 
     # ---- registration -------------------------------------------------------------------------------------
     def tool(

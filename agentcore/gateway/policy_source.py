@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -62,7 +62,15 @@ def _fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
 class PolicySource:
     """Holds the active engine; ``current()`` reloads it when the files changed (checked every ``interval_s``)."""
 
-    def __init__(self, policies: Any, *, reload: bool = True, interval_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        policies: Any,
+        *,
+        reload: bool = True,
+        interval_s: float = 1.0,
+        on_change: Callable[[PolicyStatus], None] | None = None,
+    ) -> None:
+        self.on_change = on_change
         self.paths: list[Path] = []
         if policies is None or isinstance(policies, str | Path):
             self.paths = [Path(policies)] if policies is not None else []
@@ -106,10 +114,19 @@ class PolicySource:
             except Exception as exc:  # any failure keeps the last good bundle
                 log.error("policy reload failed, keeping bundle %s: %s", self.status.bundle_hash[:12], exc)
                 self.status = self.status.model_copy(update={"last_error": str(exc), "last_error_at": time.time()})
+                self._notify()
                 return False
             self._engine = engine
             self.status = PolicyStatus(
                 paths=self.status.paths, bundle_hash=self._bundle_hash(engine), loaded_at=time.time()
             )
             log.info("policy bundle reloaded: %s", self.status.bundle_hash[:12])
+            self._notify()
             return True
+
+    def _notify(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change(self.status)
+            except Exception:  # status reporting must never break enforcement
+                log.exception("could not publish gateway status")

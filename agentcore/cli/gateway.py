@@ -1,0 +1,132 @@
+"""``agentcore gateway``: audit verify/export, approvals, status, and the MCP proxy server."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from agentcore.cli.output import console, fail
+from agentcore.errors import AgentCoreError
+
+app = typer.Typer(help="Operate the tool gateway: audit log, approvals, status, MCP proxy.", no_args_is_help=True)
+audit_app = typer.Typer(help="Verify and export the hash-chained audit log.", no_args_is_help=True)
+approvals_app = typer.Typer(help="List and decide pending approval requests.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+app.add_typer(approvals_app, name="approvals")
+
+DATABASE = typer.Option(None, "--database", "-d", help="SQLAlchemy URL or SQLite path (default .agentcore/agentcore.db).")
+
+
+def _db(url: str | None):  # type: ignore[no-untyped-def]
+    from agentcore.gateway.db import Database
+
+    try:
+        return Database(url)
+    except AgentCoreError as error:
+        fail(error, 2)
+
+
+@audit_app.command("verify")
+def audit_verify(database: str | None = DATABASE) -> None:
+    """Check the hash chain; exit 0 when intact, 1 naming the first modified/deleted/inserted/reordered record."""
+    from agentcore.gateway.audit import AuditLog
+
+    result = AuditLog(_db(database)).verify()
+    if not result.ok:
+        fail(f"audit chain broken at record {result.first_bad}: {result.problem}", 1)
+    console.print(f"audit chain intact: {result.records} records")
+
+
+@audit_app.command("export")
+def audit_export(
+    database: str | None = DATABASE,
+    jsonl: bool = typer.Option(True, "--jsonl/--no-jsonl", help="One JSON object per line (the only format)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+) -> None:
+    """Export every audit record in chain order as JSON Lines."""
+    from agentcore.gateway.audit import AuditLog
+
+    if not jsonl:
+        fail("only --jsonl export is supported", 2)
+    lines = AuditLog(_db(database)).export_jsonl()
+    if output is None:
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        return
+    with output.open("w", encoding="utf-8") as handle:
+        count = sum(handle.write(line + "\n") > 0 for line in lines)
+    console.print(f"wrote {count} records to {output}")
+
+
+def _when(ts: float | None) -> str:
+    return "" if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+@approvals_app.command("list")
+def approvals_list(
+    database: str | None = DATABASE,
+    status: str = typer.Option("pending", help="pending, approved, rejected, expired, executed, failed, or all."),
+) -> None:
+    """List approval requests."""
+    from agentcore.gateway.approvals import ApprovalStore
+
+    rows = ApprovalStore(_db(database)).list(None if status == "all" else status)
+    table = Table("id", "status", "tool", "requester", "approver roles", "created", "expires", "args")
+    for a in rows:
+        args = str(a.args)
+        table.add_row(a.id, a.status, a.tool, a.requester, ", ".join(a.approver_roles), _when(a.created),
+                      _when(a.expires), args if len(args) < 60 else args[:57] + "...")  # fmt: skip
+    console.print(table)
+
+
+def _decide(approval_id: str, database: str | None, by: str, roles: list[str], note: str | None, approve: bool) -> None:
+    from agentcore.gateway.approvals import ApprovalStore
+    from agentcore.policies.model import Principal
+
+    store = ApprovalStore(_db(database))
+    try:
+        approval = store.decide(approval_id, by=Principal(id=by, roles=frozenset(roles)), approve=approve, note=note)
+    except AgentCoreError as error:
+        fail(error, 1)
+    verb = "approved" if approve else "rejected"
+    console.print(f"{approval.id} {verb} by {by}; the gateway executes approved calls when the caller resumes")
+
+
+BY = typer.Option(..., "--by", help="Your principal id (must differ from the requester).")
+ROLE = typer.Option([], "--role", help="A role you hold (repeatable); one must be an approver role.")
+NOTE = typer.Option(None, "--note", help="Why (kept in the audit).")
+
+
+@approvals_app.command("approve")
+def approvals_approve(
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE
+) -> None:
+    """Approve a pending request (exit 1 if not permitted: wrong role, own request, not pending)."""
+    _decide(approval_id, database, by, role, note, approve=True)
+
+
+@approvals_app.command("reject")
+def approvals_reject(
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE
+) -> None:
+    """Reject a pending request."""
+    _decide(approval_id, database, by, role, note, approve=False)
+
+
+@app.command("status")
+def status(database: str | None = DATABASE) -> None:
+    """Show each gateway's active bundle hash and last reload error (exit 1 if any gateway has one)."""
+    from agentcore.gateway.status import StatusBoard
+
+    rows = StatusBoard(_db(database)).read()
+    table = Table("gateway", "pid", "mode", "bundle", "loaded", "last reload error")
+    for s in rows:
+        error = f"{_when(s.last_error_at)} {s.last_error}" if s.last_error else ""
+        table.add_row(s.name, str(s.pid), s.mode, s.bundle_hash[:16], _when(s.loaded_at), error)
+    console.print(table)
+    if any(s.last_error for s in rows):
+        raise typer.Exit(1)

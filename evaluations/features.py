@@ -1,0 +1,130 @@
+"""Feature vectors for the trained task heads, shared by the evaluators and the training script.
+
+Each function returns the texts it needs embedded (so the runner can batch them) and, given a
+:class:`Models`, the feature rows. Training and inference use these same functions, so a shipped head always
+sees the features it was trained on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from agentcore.evaluations.models import Models
+from agentcore.evaluations.text import content_words, coverage, entities, numbers, sentences, words
+
+GROUNDING_FEATURES = (
+    "weakest_sentence_support",
+    "mean_sentence_support",
+    "whole_answer_similarity",
+    "new_content_word_coverage",
+    "number_coverage",
+    "entity_coverage",
+    "log_answer_words",
+)
+REFERENCE_FEATURES = (
+    "reference_similarity",
+    "reference_recall",
+    "answer_precision",
+    "number_agreement",
+    "entity_agreement",
+    "log_length_ratio",
+)
+HELPFULNESS_FEATURES = (
+    "request_similarity",
+    "log_answer_words",
+    "log_length_ratio",
+    "request_word_coverage",
+    "structure",
+    "repetition",
+    "refusal_phrases",
+)
+
+
+def _units(text: str) -> list[str]:
+    return sentences(text)[:40] or [text]
+
+
+def grounding_texts(answer: str, question: str, documents: Sequence[str]) -> list[str]:
+    doc_units = [unit for doc in documents for unit in _units(doc)]
+    return [*_units(answer), " ".join(documents)[:2000], answer, *doc_units]
+
+
+def grounding_features(answer: str, question: str, documents: Sequence[str], models: Models) -> list[float]:
+    """How well ``documents`` support ``answer``: per-sentence similarity and lexical/number/entity coverage."""
+    doc_units = [unit for doc in documents for unit in _units(doc)] or [""]
+    answer_units = _units(answer)
+    support = models.embed(answer_units) @ models.embed(doc_units).T
+    per_sentence = support.max(axis=1)
+    whole = float(models.embed([answer])[0] @ models.embed([" ".join(documents)[:2000]])[0])
+    source = " ".join(documents)
+    new_words = content_words(answer) - content_words(question)
+    return [
+        float(per_sentence.min()),
+        float(per_sentence.mean()),
+        whole,
+        coverage(new_words, content_words(source)),
+        coverage(numbers(answer) - numbers(question), numbers(source)),
+        coverage(entities(answer) - entities(question), {e for e in entities(source)} | content_words(source)),
+        math.log1p(len(words(answer))),
+    ]
+
+
+def _f_agreement(left: set[str], right: set[str]) -> float:
+    if not left and not right:
+        return 1.0
+    return 2 * len(left & right) / (len(left) + len(right)) if left | right else 1.0
+
+
+def reference_texts(answer: str, reference: str) -> list[str]:
+    return [answer, reference]
+
+
+def reference_features(answer: str, reference: str, question: str, models: Models) -> list[float]:
+    """How close ``answer`` is to the expected ``reference``: meaning, recall, precision, numbers, entities."""
+    vectors = models.embed([answer, reference])
+    given = content_words(question)
+    expected = content_words(reference)
+    said = content_words(answer) - given
+    return [
+        float(vectors[0] @ vectors[1]),
+        coverage(expected, content_words(answer)),
+        coverage(said, expected | given),
+        _f_agreement(numbers(answer), numbers(reference)),
+        _f_agreement(entities(answer) - entities(question), entities(reference) - entities(question)),
+        math.log((1 + len(words(answer))) / (1 + len(words(reference)))),
+    ]
+
+
+def helpfulness_texts(request: str, answer: str) -> list[str]:
+    return [request, answer]
+
+
+def repetition(text: str) -> float:
+    """Share of word trigrams that repeat an earlier trigram (0 = no repetition)."""
+    tokens = [word.lower() for word in words(text)]
+    grams = list(zip(tokens, tokens[1:], tokens[2:], strict=False))
+    return 0.0 if not grams else 1.0 - len(set(grams)) / len(grams)
+
+
+def helpfulness_features(request: str, answer: str, refusal: float, models: Models) -> list[float]:
+    """Relevance, substance and shape of ``answer`` to ``request``; ``refusal`` is the Refusal score."""
+    vectors = models.embed([request, answer])
+    answer_words = len(words(answer))
+    lines = [line for line in answer.splitlines() if line.strip()]
+    structured = sum(1 for line in lines if line.lstrip()[:2] in ("- ", "* ") or line.lstrip()[:1].isdigit())
+    return [
+        float(vectors[0] @ vectors[1]),
+        math.log1p(answer_words),
+        math.log((1 + answer_words) / (1 + len(words(request)))),
+        coverage(content_words(request), content_words(answer)),
+        min(structured, 10) / 10,
+        repetition(answer),
+        refusal,
+    ]
+
+
+def as_matrix(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
+    return np.asarray(rows, dtype=np.float32).reshape(len(rows), width)

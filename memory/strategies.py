@@ -1,0 +1,108 @@
+"""Strategies: which events an extractor reads, and which namespace its records land in.
+
+The defaults mirror AgentCore Memory's built-in strategies (semantic facts, user preferences, session
+summaries) with offline extractors; consolidation then merges near-duplicates and lets a newer memory
+on the same subject supersede the older one, keeping it in the record's history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from agentcore.memory.extractors import ExtractedMemory, Extractor, FactExtractor, PreferenceExtractor, SummaryExtractor
+from agentcore.memory.models import MemoryRecord, Role
+from agentcore.memory.namespaces import resolve_namespace
+from agentcore.memory.store import NewRecord
+from agentcore.memory.validation import check_id
+
+if TYPE_CHECKING:
+    from agentcore.memory.store import MemoryStore
+
+DUPLICATE_SIMILARITY = 0.92
+SESSION_EVENT_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class MemoryStrategy:
+    """A named extraction step: ``namespace`` is a template such as ``/users/{actor_id}/preferences``."""
+
+    name: str
+    namespace: str
+    extractor: Extractor
+    roles: tuple[Role, ...] = (Role.USER,)
+
+    def __post_init__(self) -> None:
+        check_id("strategy name", self.name)
+
+
+DEFAULT_STRATEGIES: tuple[MemoryStrategy, ...] = (
+    MemoryStrategy("semantic", "/users/{actor_id}/facts", FactExtractor()),
+    MemoryStrategy("user_preference", "/users/{actor_id}/preferences", PreferenceExtractor()),
+    MemoryStrategy(
+        "summary", "/users/{actor_id}/sessions/{session_id}/summary", SummaryExtractor(), (Role.USER, Role.ASSISTANT)
+    ),
+)
+
+
+def run_strategies(
+    store: MemoryStore, actor_id: str, session_id: str, strategies: Sequence[MemoryStrategy]
+) -> list[MemoryRecord]:
+    """Extract and consolidate each strategy's memories from one session; returns the records written."""
+    events = store.list_events(actor_id, session_id, limit=SESSION_EVENT_LIMIT)
+    written: list[MemoryRecord] = []
+    for strategy in strategies:
+        selected = [event for event in events if event.role in strategy.roles]
+        memories = strategy.extractor.extract(selected, lambda texts: store.embed(actor_id, texts))
+        namespace = resolve_namespace(
+            strategy.namespace, actor_id=actor_id, session_id=session_id, strategy=strategy.name
+        )
+        written.extend(consolidate(store, actor_id, namespace, strategy.name, memories))
+    return written
+
+
+def consolidate(
+    store: MemoryStore, actor_id: str, namespace: str, strategy: str, memories: Sequence[ExtractedMemory]
+) -> list[MemoryRecord]:
+    """Write ``memories`` into ``namespace``: merge near-duplicates, supersede same-subject records."""
+    if not memories:
+        return []
+    vectors = store.embed(actor_id, [memory.text for memory in memories])
+    written: list[MemoryRecord] = []
+    for memory, vector in zip(memories, vectors, strict=True):
+        duplicate = _near_duplicate(store, actor_id, namespace, memory, vector)
+        if duplicate is not None:
+            sources = sorted(set(duplicate.source_event_ids) | set(memory.source_event_ids))
+            written.append(store.update_record(actor_id, duplicate.id, source_event_ids=sources))
+            continue
+        new = NewRecord(
+            namespace=namespace,
+            text=memory.text,
+            strategy=strategy,
+            subject=memory.subject,
+            metadata=memory.metadata,
+            source_event_ids=memory.source_event_ids,
+        )
+        new_id = store.add_records(actor_id, [new], embeddings=vector[None, :])[0]
+        if memory.subject is not None:
+            for old in store.list_records(actor_id, namespace=namespace, subject=memory.subject):
+                if old.id != new_id and old.strategy == strategy:
+                    store.supersede_record(actor_id, old.id, new_id)
+        written.append(store.get_record(actor_id, new_id))
+    return written
+
+
+def _near_duplicate(
+    store: MemoryStore, actor_id: str, namespace: str, memory: ExtractedMemory, vector: np.ndarray
+) -> MemoryRecord | None:
+    """The live record saying the same thing (same subject and polarity, cosine >= 0.92), if any."""
+    best = store.retrieve(actor_id, memory.text, namespace=namespace, top_k=1, mode="vector", query_embedding=vector)
+    if not best or (best[0].similarity or 0.0) < DUPLICATE_SIMILARITY:
+        return None
+    record = best[0].record
+    same_subject = record.subject == memory.subject
+    same_polarity = record.metadata.get("polarity") == memory.metadata.get("polarity")
+    return record if same_subject and same_polarity else None
