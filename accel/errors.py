@@ -15,3 +15,15 @@ class PlacementError(AgentCoreError):
 
 class CostModelError(AgentCoreError):
     """An ONNX graph cannot be costed (missing shapes, unsupported precision)."""
+
+
+class WorkloadError(ConfigError):
+    """A workload is unknown or malformed (a preset name, a file, or a field)."""
+
+
+class AdmissionError(AgentCoreError):
+    """The simulated device rejected a call: its model queue is full. ``receipt`` records the rejection."""
+
+    def __init__(self, message: str, receipt: object) -> None:
+        super().__init__(message)
+        self.receipt = receipt

@@ -18,10 +18,33 @@ _LAZY: dict[str, str] = {
     "Accelerator": "agentcore.accel.runtime",
     "EmbeddingResult": "agentcore.accel.runtime",
     "Receipt": "agentcore.accel.runtime",
+    "PolicyEngine": "agentcore.policies",
+    "Request": "agentcore.policies",
+    "Decision": "agentcore.policies",
+    "Effect": "agentcore.policies",
+    "PolicySyntaxError": "agentcore.policies",
+    "PolicyCheckError": "agentcore.policies",
+    "Gateway": "agentcore.gateway",
+    "ToolDenied": "agentcore.gateway",
+    "ApprovalRequired": "agentcore.gateway",
+    "ToolArgumentError": "agentcore.gateway",
+    "UnknownToolError": "agentcore.gateway",
+    "ToolExecutionError": "agentcore.gateway",
+    "GatewayError": "agentcore.gateway",
 }
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Accelerator, EmbeddingResult, Receipt
+    from agentcore.gateway import (
+        ApprovalRequired,
+        Gateway,
+        GatewayError,
+        ToolArgumentError,
+        ToolDenied,
+        ToolExecutionError,
+        UnknownToolError,
+    )
+    from agentcore.policies import Decision, Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
 
 
 def __getattr__(name: str) -> Any:
@@ -40,11 +63,24 @@ def __dir__() -> list[str]:
 __all__ = [
     "Accelerator",
     "AgentCoreError",
+    "ApprovalRequired",
     "ConfigError",
+    "Decision",
+    "Effect",
     "EmbeddingResult",
+    "Gateway",
+    "GatewayError",
     "ModelCorruptError",
     "ModelError",
     "ModelNotFoundError",
+    "PolicyCheckError",
+    "PolicyEngine",
+    "PolicySyntaxError",
     "Receipt",
+    "Request",
+    "ToolArgumentError",
+    "ToolDenied",
+    "ToolExecutionError",
+    "UnknownToolError",
     "__version__",
 ]

@@ -19,7 +19,8 @@ from agentcore.memory.models import Event
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_CLAUSE_END = r"(?P<object>[^.!?;,]+?)(?:\s+(?:because|but|and then|although|since)\b.*)?[.!?;,]?$"
+# The object of a statement runs to the end of its clause: punctuation or a conjunction starting a new one.
+_CLAUSE_END = r"(?P<object>[^.!?;,]+?)(?=\s+(?:and|but|because|although|since|so|while|when)\s|[.!?;,]|$)"
 
 
 class ExtractedMemory(BaseModel):
@@ -48,7 +49,7 @@ def _clean(value: str) -> str:
 
 
 class _PatternExtractor:
-    """Applies (regex, builder) rules to every sentence of every event, one candidate per match."""
+    """Applies (regex, builder) rules to every sentence of every event: one candidate per match."""
 
     rules: Sequence[tuple[re.Pattern[str], Callable[[re.Match[str]], ExtractedMemory | None]]] = ()
 
@@ -57,11 +58,10 @@ class _PatternExtractor:
         for event in events:
             for sentence in sentences(event.text):
                 for pattern, build in self.rules:
-                    match = pattern.search(sentence)
-                    memory = build(match) if match else None
-                    if memory is not None:
-                        found.append(memory.model_copy(update={"source_event_ids": [event.id]}))
-                        break
+                    for match in pattern.finditer(sentence):
+                        memory = build(match)
+                        if memory is not None:
+                            found.append(memory.model_copy(update={"source_event_ids": [event.id]}))
         return found
 
 

@@ -342,15 +342,18 @@ class MemoryStore:
             source_event_ids=list(source_event_ids),
             expires_at=_expiry(utcnow(), ttl, expires_at),
         )
-        return self.get_record(actor_id, self.add_records(actor_id, [new])[0])
+        return _record(self._insert_records(actor_id, [new], None)[0])
 
     def add_records(
         self, actor_id: str, records: Sequence[NewRecord], *, embeddings: np.ndarray | None = None
     ) -> list[int]:
         """Store many records in one transaction; ``embeddings`` (``[n, d]``) skips the encoder."""
+        return [row["id"] for row in self._insert_records(actor_id, records, embeddings)] if records else []
+
+    def _insert_records(
+        self, actor_id: str, records: Sequence[NewRecord], embeddings: np.ndarray | None
+    ) -> list[dict[str, Any]]:
         check_id("actor_id", actor_id)
-        if not records:
-            return []
         for record in records:
             check_namespace(record.namespace)
             check_text("record text", record.text, self.max_text_chars)
@@ -384,9 +387,11 @@ class MemoryStore:
             connection.execute(
                 dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
             )
-            return list(connection.execute(insert(RECORDS).returning(RECORDS.c.id), rows).scalars())
+            return list(connection.execute(insert(RECORDS).returning(RECORDS.c.id, sort_by_parameter_order=True), rows).scalars())
 
-        return run_write(self.engine, work)
+        for row, record_id in zip(rows, run_write(self.engine, work), strict=True):
+            row["id"] = record_id
+        return rows
 
     def get_record(self, actor_id: str, record_id: int) -> MemoryRecord:
         check_id("actor_id", actor_id)

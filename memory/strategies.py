@@ -88,18 +88,38 @@ def consolidate(
         )
         new_id = store.add_records(actor_id, [new], embeddings=vector[None, :])[0]
         if memory.subject is not None:
-            for old in store.list_records(actor_id, namespace=namespace, subject=memory.subject):
-                if old.id != new_id and old.strategy == strategy:
-                    store.supersede_record(actor_id, old.id, new_id)
+            _supersede_same_subject(store, actor_id, namespace, strategy, memory, new_id)
         written.append(store.get_record(actor_id, new_id))
     return written
+
+
+def _supersede_same_subject(
+    store: MemoryStore, actor_id: str, namespace: str, strategy: str, memory: ExtractedMemory, new_id: int
+) -> None:
+    """The memory from the later events wins, whatever order sessions are processed in."""
+    newest_source = max(memory.source_event_ids, default=0)
+    for old in store.list_records(actor_id, namespace=namespace, subject=memory.subject):
+        if old.id == new_id or old.strategy != strategy:
+            continue
+        if max(old.source_event_ids, default=0) > newest_source:
+            store.supersede_record(actor_id, new_id, old.id)
+            return
+        store.supersede_record(actor_id, old.id, new_id)
 
 
 def _near_duplicate(
     store: MemoryStore, actor_id: str, namespace: str, memory: ExtractedMemory, vector: np.ndarray
 ) -> MemoryRecord | None:
-    """The live record saying the same thing (same subject and polarity, cosine >= 0.92), if any."""
-    best = store.retrieve(actor_id, memory.text, namespace=namespace, top_k=1, mode="vector", query_embedding=vector)
+    """A record (live or superseded) saying the same thing: same subject and polarity, cosine >= 0.92."""
+    best = store.retrieve(
+        actor_id,
+        memory.text,
+        namespace=namespace,
+        top_k=1,
+        mode="vector",
+        query_embedding=vector,
+        include_superseded=True,
+    )
     if not best or (best[0].similarity or 0.0) < DUPLICATE_SIMILARITY:
         return None
     record = best[0].record

@@ -1,1 +1,52 @@
-"""agentcore.policies"""
+"""agentcore.policies: readable policy rules for agent tool calls, checked and compiled into a fast engine.
+
+The pipeline, one module per step (all under ``policies/``):
+
+1. ``grammar.lark`` + ``parser.py``: text -> typed AST (``ast.py``), syntax errors with file:line:col.
+2. ``checker.py``: AST + tool schemas -> findings (unknown tools/paths, type mismatches, shadowed rules, ...).
+3. ``values.py`` + ``conditions.py`` + ``compiler.py``: AST -> closures, indexed by action.
+4. ``engine.py``: :class:`PolicyEngine` decides a :class:`Request` into a :class:`Decision`.
+
+The contract with callers (the gateway) lives in ``policies/model.py`` (``Request``, ``Decision``, ``Effect``,
+``Reason``, ``Obligations``, ``RateLimit``) and ``policies/context.py`` (the ``DecisionContext`` protocol through
+which stateful facts arrive, and ``InMemoryContext``). Both only grow: changes there are additive.
+"""
+
+from agentcore.policies.context import DecisionContext, InMemoryContext, Scope
+from agentcore.policies.engine import PolicyEngine
+from agentcore.policies.errors import PolicyCheckError, PolicyError, PolicySyntaxError, Problem
+from agentcore.policies.model import (
+    AgentInfo,
+    Decision,
+    Effect,
+    Obligations,
+    Principal,
+    RateLimit,
+    Reason,
+    RedactPattern,
+    Request,
+    RequestContext,
+)
+from agentcore.policies.parser import parse
+
+__all__ = [
+    "AgentInfo",
+    "Decision",
+    "DecisionContext",
+    "Effect",
+    "InMemoryContext",
+    "Obligations",
+    "PolicyCheckError",
+    "PolicyEngine",
+    "PolicyError",
+    "PolicySyntaxError",
+    "Principal",
+    "Problem",
+    "RateLimit",
+    "Reason",
+    "RedactPattern",
+    "Request",
+    "RequestContext",
+    "Scope",
+    "parse",
+]

@@ -143,9 +143,7 @@ class InMemoryContext:
     def _window(self, actions: Sequence[str], scope: Scope, key: str, start: datetime, now: datetime) -> list[_Call]:
         with self._lock:
             calls = list(self._calls)
-        return [
-            c for c in calls if c.keys[scope] == key and start < c.at <= now and action_matches(c.action, actions)
-        ]
+        return [c for c in calls if c.keys[scope] == key and start < c.at <= now and action_matches(c.action, actions)]
 
     def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
         loader = self._resolvers.get(entity)

@@ -32,7 +32,9 @@ def canonical(value: Any, depth: int = 0) -> Any:
         return {canonical(str(k), depth + 1): canonical(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [canonical(v, depth + 1) for v in value]
-    raise ValueError(f"argument value of type {type(value).__name__} is not JSON; send str, number, bool, null, list or object")
+    raise ValueError(
+        f"argument value of type {type(value).__name__} is not JSON; send str, number, bool, null, list or object"
+    )
 
 
 class _Frozen(BaseModel):
@@ -49,7 +51,7 @@ class Principal(_Frozen):
     @field_validator("attributes")
     @classmethod
     def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return canonical(value)  # type: ignore[no-any-return]
+        return canonical(value)
 
 
 class AgentInfo(_Frozen):
@@ -61,7 +63,7 @@ class AgentInfo(_Frozen):
     @field_validator("attributes")
     @classmethod
     def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return canonical(value)  # type: ignore[no-any-return]
+        return canonical(value)
 
 
 class RequestContext(_Frozen):
@@ -85,7 +87,7 @@ class Request(_Frozen):
     @field_validator("args")
     @classmethod
     def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return canonical(value)  # type: ignore[no-any-return]
+        return canonical(value)
 
     @field_validator("action")
     @classmethod
@@ -109,7 +111,9 @@ class Reason(_Frozen):
     line: int
     text: str
     effect: str = Field(description="the rule's kind: allow, deny, approval, limit, redact, suppress, default")
-    note: str = Field("", description="for errors and defaults: what could not be evaluated, or why no rule matched")
+    note: str = Field(
+        default="", description="for errors and defaults: what could not be evaluated, or why no rule matched"
+    )
 
 
 class RedactPattern(_Frozen):

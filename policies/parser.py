@@ -197,14 +197,20 @@ class _ToAst(Transformer[Token, Any]):
         rules = _children(items, ast.Rule)
         defaults = [i for i in items if isinstance(i, tuple) and i[0] == "default"]
         if len(defaults) > 1:
-            raise self._error(defaults[1][2], "the default effect is set twice", "keep one `default allow.` or `default deny.`")
+            raise self._error(
+                defaults[1][2], "the default effect is set twice", "keep one `default allow.` or `default deny.`"
+            )
         seen: dict[str, ast.Rule] = {}
         for rule in rules:
             if rule.id in seen:
                 raise self._error(rule.span or meta, f"rule id `{rule.id}` is used twice", "give each rule its own id")
             seen[rule.id] = rule
         return ast.PolicyFile(
-            path=self._path, default=defaults[0][1] if defaults else None, rules=tuple(rules), span=self._span(meta), **header
+            path=self._path,
+            default=defaults[0][1] if defaults else None,
+            rules=tuple(rules),
+            span=self._span(meta),
+            **header,
         )
 
     def header(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
@@ -249,7 +255,12 @@ class _ToAst(Transformer[Token, Any]):
             "kind": kind,
             "targets": next(i for i in items if isinstance(i, ast.Targets)),
             "subjects": next((i for i in items if isinstance(i, tuple) and i and isinstance(i[0], ast.Subject)), ()),
-            "clauses": tuple(_children(items, ast.Clause)) + tuple(ast.Clause(mode="bare", cond=c, span=c.span) for c in items if isinstance(c, (ast.TimeWindow, ast.After))),
+            "clauses": tuple(_children(items, ast.Clause))
+            + tuple(
+                ast.Clause(mode="bare", cond=c, span=c.span)
+                for c in items
+                if isinstance(c, (ast.TimeWindow, ast.After))
+            ),
             **extra,
         }
 
@@ -267,10 +278,11 @@ class _ToAst(Transformer[Token, Any]):
         return ("approver", _string(items[0]))
 
     def limit_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
-        count, calls, window, scope = (
-            i for i in items if isinstance(i, ast.Duration) or (isinstance(i, Token) and i.type in _LIMIT_PARTS)
+        count, calls, scope = (i for i in items if isinstance(i, Token) and i.type in _LIMIT_PARTS)
+        window = next(i for i in items if isinstance(i, ast.Duration))
+        limit = ast.LimitSpec(
+            count=int(count), calls_word=str(calls), window=window, scope=str(scope), span=self._span(meta)
         )
-        limit = ast.LimitSpec(count=int(count), calls_word=str(calls), window=window, scope=str(scope), span=self._span(meta))
         return self._body("limit", items, limit=limit)
 
     def redact_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
@@ -344,7 +356,9 @@ class _ToAst(Transformer[Token, Any]):
 
     def comparison(self, meta: Meta, items: list[Any]) -> ast.Compare:
         left, (op, right) = items
-        if op in ("has_role", "not_has_role") and not (isinstance(left, ast.Path) and left.root == "user" and not left.parts):
+        if op in ("has_role", "not_has_role") and not (
+            isinstance(left, ast.Path) and left.root == "user" and not left.parts
+        ):
             raise self._error(meta, "only `user` has roles", 'write `user has role "name"`')
         operands = tuple(ast.Lit(value=_string(i)) if isinstance(i, Token) else i for i in right)
         return ast.Compare(left=left, op=op, right=operands, span=self._span(meta))
@@ -499,7 +513,30 @@ class _ToAst(Transformer[Token, Any]):
 
 _LIMIT_PARTS = ("INT", "CALLS", "SCOPE")
 _PREDICATES = frozenset(
-    ["eq", "ne", "gt", "ge", "lt", "le", "between", "not_between", "one_of", "not_one_of", "contains", "not_contains", "starts_with", "not_starts_with", "ends_with", "not_ends_with", "matches", "not_matches", "missing", "present", "has_role", "not_has_role"]
+    [
+        "eq",
+        "ne",
+        "gt",
+        "ge",
+        "lt",
+        "le",
+        "between",
+        "not_between",
+        "one_of",
+        "not_one_of",
+        "contains",
+        "not_contains",
+        "starts_with",
+        "not_starts_with",
+        "ends_with",
+        "not_ends_with",
+        "matches",
+        "not_matches",
+        "missing",
+        "present",
+        "has_role",
+        "not_has_role",
+    ]
 )
 
 

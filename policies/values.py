@@ -48,11 +48,14 @@ def is_number(value: Any) -> bool:
 
 def number(value: Any, what: str) -> float | int:
     """``value`` as a finite number, or raise :class:`Unevaluable`."""
+    kind = type(value)
+    if kind is int or (kind is float and math.isfinite(value)):
+        return value  # type: ignore[no-any-return]
     if not is_number(value):
         raise Unevaluable(f"{what} is {_show(value)}, not a number")
     if isinstance(value, float) and not math.isfinite(value):
         raise Unevaluable(f"{what} is {value}, not a finite number")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _show(value: Any) -> str:
@@ -191,7 +194,7 @@ def _plus(node: ast.Plus) -> Getter:
     return lambda env: sum(number(get(env), f"`{what}`") for get, what in terms)
 
 
-def _key(env: Env, scope: Scope) -> str:
+def history_key(env: Env, scope: Scope) -> str:
     key = scope_key(env.request, scope)
     if key is None:
         raise Unevaluable(f"the request has no {scope.value} id, so per-{scope.value} history cannot be read")
@@ -214,7 +217,7 @@ def _sum(node: ast.Sum) -> Getter:
     what = f"the sum of {'.'.join(arg)}"
 
     def total(env: Env) -> float:
-        key, now = _key(env, scope), env.request.context.time
+        key, now = history_key(env, scope), env.request.context.time
         return number(_ask(what, lambda: env.context.total(actions, arg, scope, key, seconds, now)), what)
 
     return total
@@ -224,8 +227,10 @@ def _count(node: ast.Count) -> Getter:
     actions, scope, seconds = patterns(node.actions), Scope(node.scope), node.window.seconds
 
     def count(env: Env) -> int:
-        key, now = _key(env, scope), env.request.context.time
-        return int(number(_ask("the call count", lambda: env.context.count(actions, scope, key, seconds, now)), "count"))
+        key, now = history_key(env, scope), env.request.context.time
+        return int(
+            number(_ask("the call count", lambda: env.context.count(actions, scope, key, seconds, now)), "count")
+        )
 
     return count
 
@@ -234,7 +239,7 @@ def _spend(node: ast.Spend) -> Getter:
     scope, seconds = Scope(node.scope), node.window.seconds if node.window else None
 
     def spend(env: Env) -> float:
-        key, now = _key(env, scope), env.request.context.time
+        key, now = history_key(env, scope), env.request.context.time
         if seconds is None:
             since = datetime.combine(now.astimezone(timezone.utc).date(), time(0), tzinfo=timezone.utc)
         else:

@@ -10,7 +10,7 @@ an upper bound on traffic). Ops without a formula get that bytes-only estimate a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -103,6 +103,17 @@ def _tensor_bytes(info: TensorInfo, element_bytes: float) -> float:
     return info.elements * ELEMENT_BYTES.get(info.dtype, 4)
 
 
+def _moved(node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo], element_bytes: float) -> float:
+    """Bytes read plus written. Copies touch only what they output (a Gather reads its rows, not the table)."""
+    written = sum(_tensor_bytes(t, element_bytes) for t in outs)
+    if node.op in _VIEWS:
+        return 0.0
+    if node.op in _COPIES:
+        indices = sum(_tensor_bytes(t, element_bytes) for t in ins[1:] if t.dtype not in FLOAT_TYPES)
+        return 2 * written + (indices if node.op == "Gather" else 0.0)
+    return sum(_tensor_bytes(t, element_bytes) for t in ins) + written
+
+
 def _folded(skeleton: GraphSkeleton) -> set[str]:
     """Names of nodes computable at compile time: every input is a weight or another folded output."""
     static = set(skeleton.weights)
@@ -159,11 +170,7 @@ def cost_graph(skeleton: GraphSkeleton, shapes: Mapping[str, Sequence[int]], pre
         for name, out in zip(node.outputs, outs, strict=False):
             sizes[name] = _tensor_bytes(out, element_bytes)
         formula = _formula(node, ins, outs)
-        moved = 0.0
-        if node.op not in _VIEWS:
-            moved = sum(_tensor_bytes(t, element_bytes) for t in ins) + sum(
-                _tensor_bytes(t, element_bytes) for t in outs
-            )
+        moved = _moved(node, ins, outs, element_bytes)
         if formula is None:
             unknown.add(node.op)
             formula = ("dma", 0.0)
@@ -182,6 +189,3 @@ def cost_graph(skeleton: GraphSkeleton, shapes: Mapping[str, Sequence[int]], pre
         weight_bytes=weights,
         peak_activation_bytes=_peak_activation(skeleton, sizes, folded),
     )
-
-
-ShapeFunction = Callable[[int], Mapping[str, Sequence[int]]]

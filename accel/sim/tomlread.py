@@ -1,17 +1,12 @@
-"""TOML reading for Python 3.10 (``tomli``) and 3.11+ (``tomllib``), with errors that name the file."""
+"""TOML reading with errors that name the file (profiles, workloads and config share it)."""
 
 from __future__ import annotations
 
-import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from agentcore.accel.errors import ProfileError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 
 def parse_toml(text: str, origin: str) -> dict[str, Any]:

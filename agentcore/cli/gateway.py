@@ -18,7 +18,9 @@ approvals_app = typer.Typer(help="List and decide pending approval requests.", n
 app.add_typer(audit_app, name="audit")
 app.add_typer(approvals_app, name="approvals")
 
-DATABASE = typer.Option(None, "--database", "-d", help="SQLAlchemy URL or SQLite path (default .agentcore/agentcore.db).")
+DATABASE = typer.Option(
+    None, "--database", "-d", help="SQLAlchemy URL or SQLite path (default .agentcore/agentcore.db)."
+)
 
 
 def _db(url: str | None):  # type: ignore[no-untyped-def]
@@ -63,7 +65,9 @@ def audit_export(
 
 
 def _when(ts: float | None) -> str:
-    return "" if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    if ts is None:
+        return ""
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 @approvals_app.command("list")
@@ -123,10 +127,14 @@ def status(database: str | None = DATABASE) -> None:
     from agentcore.gateway.status import StatusBoard
 
     rows = StatusBoard(_db(database)).read()
-    table = Table("gateway", "pid", "mode", "bundle", "loaded", "last reload error")
+    if not rows:
+        console.print("no gateway has reported status to this database")
     for s in rows:
-        error = f"{_when(s.last_error_at)} {s.last_error}" if s.last_error else ""
-        table.add_row(s.name, str(s.pid), s.mode, s.bundle_hash[:16], _when(s.loaded_at), error)
-    console.print(table)
+        console.print(f"gateway {s.name} (pid {s.pid}, {s.mode} mode)", highlight=False)
+        console.print(f"  bundle: {s.bundle_hash} loaded {_when(s.loaded_at)}", highlight=False)
+        console.print(f"  policies: {', '.join(s.paths) or '(none: default deny)'}", highlight=False, soft_wrap=True)
+        if s.last_error:
+            console.print(f"  last reload FAILED at {_when(s.last_error_at)}:", highlight=False)
+            console.print(s.last_error, highlight=False, soft_wrap=True, markup=False)
     if any(s.last_error for s in rows):
         raise typer.Exit(1)

@@ -20,9 +20,9 @@ class ArgumentLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    max_bytes: int = Field(256 * 1024, gt=0, description="size of the arguments as compact JSON")
-    max_depth: int = Field(32, gt=0, description="nesting of objects and arrays")
-    max_string: int = Field(64 * 1024, gt=0, description="characters in any one string")
+    max_bytes: int = Field(default=256 * 1024, gt=0, description="size of the arguments as compact JSON")
+    max_depth: int = Field(default=32, gt=0, description="nesting of objects and arrays")
+    max_string: int = Field(default=64 * 1024, gt=0, description="characters in any one string")
 
 
 def dumps(value: JSONValue) -> str:

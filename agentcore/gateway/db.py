@@ -77,7 +77,7 @@ class Database:
     def _connection(self) -> Any:
         if self._raw is None:
             raw = self.engine.raw_connection()
-            conn = raw.driver_connection
+            conn: Any = raw.driver_connection
             if self.backend == "sqlite":
                 conn.isolation_level = None  # we issue BEGIN IMMEDIATE ourselves
             self._raw = raw

@@ -38,7 +38,7 @@ class ToolDenied(GatewayError):
         self.tool = tool
         self.reasons = list(reasons)
         self.audit_id = audit_id
-        texts = [str(getattr(r, "text", r)) for r in self.reasons] or ["no rule allows it (default deny)"]
+        texts = [_reason_text(r) for r in self.reasons] or ["no rule allows it (default deny)"]
         self.agent_message = f"Tool call {tool!r} was denied by policy: " + "; ".join(texts) + ". Do not retry it."
         super().__init__(self.agent_message)
 
@@ -67,6 +67,13 @@ class ToolExecutionError(GatewayError):
     def __init__(self, tool: str, detail: str) -> None:
         self.tool = tool
         super().__init__(f"tool {tool!r} failed: {detail}")
+
+
+def _reason_text(reason: Any) -> str:
+    """A policy Reason reads as its rule text plus, when present, the note saying why it applied."""
+    text = str(getattr(reason, "text", reason)).rstrip(".")
+    note = getattr(reason, "note", "")
+    return f"{text} ({note})" if note else text
 
 
 def _did_you_mean(name: str, known: Sequence[str]) -> str:

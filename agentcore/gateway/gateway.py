@@ -30,6 +30,7 @@ from agentcore.gateway.errors import (
     UnknownToolError,
 )
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal
+from agentcore.gateway.listing import could_allow
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
@@ -148,10 +149,7 @@ class Gateway:
         """Tools this principal could ever be allowed to call (the engine's permissive partial evaluation)."""
         who, bot = as_principal(principal), as_agent(agent)
         engine = self.policy.current()
-        could = getattr(engine, "could_allow", None)
-        if could is None:
-            raise GatewayError("this policy engine cannot list tools per caller (it lacks could_allow)")
-        return [t for t in self.registry if could(who, bot, t.name)]
+        return [t for t in self.registry if could_allow(engine, who, bot, t.name)]
 
     # ---- calls ----------------------------------------------------------------------------------------------
     def call(
@@ -256,7 +254,7 @@ class Gateway:
         if effect is Effect.DENY:
             self._record(event, "deny", "denied", detail)
             annotate_span(request.action, "deny", decision)
-            raise ToolDenied(request.action, [r.text for r in decision.reasons], audit_id=event["call_id"])
+            raise ToolDenied(request.action, decision.reasons, audit_id=event["call_id"])
         if effect is Effect.NEEDS_APPROVAL:
             pending = self.approvals.store.create(
                 tool=tool.name,

@@ -12,20 +12,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
-
 from pydantic import BaseModel
 
-from agentcore.policies.context import DecisionContext
-from agentcore.policies.model import Decision, Request
+from agentcore.policies.engine import PolicyEngine
 
 log = logging.getLogger(__name__)
-
-
-class Decider(Protocol):
-    """What the gateway needs of a policy engine."""
-
-    def decide(self, request: Request, context: DecisionContext) -> Decision: ...
 
 
 class PolicyStatus(BaseModel):
@@ -38,12 +29,11 @@ class PolicyStatus(BaseModel):
     last_error_at: float | None = None
 
 
-def load_engine(paths: Sequence[Path]) -> Decider:
-    """Compile the bundle at ``paths`` (files or folders); an empty folder is a default-deny bundle."""
-    from agentcore.policies.engine import PolicyEngine
-
-    engine: Decider = PolicyEngine.from_paths([str(p) for p in paths])
-    return engine
+def load_engine(paths: Sequence[Path]) -> PolicyEngine:
+    """Compile the bundle at ``paths`` (files or folders); no policy files at all is a default-deny bundle."""
+    if not _fingerprint(paths):
+        return PolicyEngine.from_sources({})
+    return PolicyEngine.from_paths(paths)
 
 
 def _fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
@@ -64,39 +54,37 @@ class PolicySource:
 
     def __init__(
         self,
-        policies: Any,
+        policies: PolicyEngine | str | Path | Sequence[str | Path] | None,
         *,
         reload: bool = True,
         interval_s: float = 1.0,
         on_change: Callable[[PolicyStatus], None] | None = None,
     ) -> None:
         self.on_change = on_change
-        self.paths: list[Path] = []
-        if policies is None or isinstance(policies, str | Path):
-            self.paths = [Path(policies)] if policies is not None else []
-        elif isinstance(policies, list | tuple):
-            self.paths = [Path(p) for p in policies]
-        if self.paths or policies is None:
+        if isinstance(policies, PolicyEngine):
+            self.paths: list[Path] = []
+            self._engine = policies
+        else:
+            if policies is None:
+                self.paths = []
+            elif isinstance(policies, str | Path):
+                self.paths = [Path(policies)]
+            else:
+                self.paths = [Path(p) for p in policies]
             for path in self.paths:
                 if not path.exists():
                     raise FileNotFoundError(f"policy path {path} does not exist; pass a .policy file or a folder")
-            self._engine: Decider = load_engine(self.paths)
-        else:
-            self._engine = policies  # an already-built engine
+            self._engine = load_engine(self.paths)
         self.reload = reload and bool(self.paths)
         self.interval_s = interval_s
         self._stamp = _fingerprint(self.paths)
         self._next_check = time.monotonic() + interval_s
         self._lock = threading.Lock()
         self.status = PolicyStatus(
-            paths=[str(p) for p in self.paths], bundle_hash=self._bundle_hash(self._engine), loaded_at=time.time()
+            paths=[str(p) for p in self.paths], bundle_hash=self._engine.bundle_hash, loaded_at=time.time()
         )
 
-    @staticmethod
-    def _bundle_hash(engine: Decider) -> str:
-        return str(getattr(engine, "bundle_hash", ""))
-
-    def current(self) -> Decider:
+    def current(self) -> PolicyEngine:
         if self.reload and time.monotonic() >= self._next_check:
             self.check_now()
         return self._engine
@@ -118,7 +106,7 @@ class PolicySource:
                 return False
             self._engine = engine
             self.status = PolicyStatus(
-                paths=self.status.paths, bundle_hash=self._bundle_hash(engine), loaded_at=time.time()
+                paths=self.status.paths, bundle_hash=engine.bundle_hash, loaded_at=time.time()
             )
             log.info("policy bundle reloaded: %s", self.status.bundle_hash[:12])
             self._notify()

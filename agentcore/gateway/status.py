@@ -52,6 +52,7 @@ class StatusBoard:
     def __init__(self, db: Database) -> None:
         self.db = db
         db.create([StatusRow])
+        self._insert = db.sql(f"INSERT INTO gateway_status ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})")
 
     def publish(self, name: str, mode: str, status: PolicyStatus) -> None:
         row = (
@@ -60,7 +61,7 @@ class StatusBoard:
         )  # fmt: skip
         with self.db.write("gateway_status") as cur:
             cur.execute(self.db.sql("DELETE FROM gateway_status WHERE name = ?"), (name,))
-            cur.execute(self.db.sql(f"INSERT INTO gateway_status ({', '.join(_COLS)}) VALUES ({', '.join('?' * 9)})"), row)
+            cur.execute(self._insert, row)
 
     def read(self) -> list[GatewayStatus]:
         with self.db.read() as cur:

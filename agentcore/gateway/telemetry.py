@@ -6,6 +6,7 @@ from typing import Any
 
 from agentcore.policies.model import Decision
 
+_trace: Any
 try:
     from opentelemetry import trace as _trace
 except ImportError:  # pragma: no cover - opentelemetry-api is optional

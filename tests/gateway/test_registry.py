@@ -81,7 +81,7 @@ def test_names_and_unknown_tool_suggestion() -> None:
     registry.add(tool_from_callable(ship, name="orders.ship"))
     with pytest.raises(ValueError, match="already registered"):
         registry.add(tool_from_callable(ship, name="orders.ship"))
-    with pytest.raises(UnknownToolError, match="did you mean 'orders.ship'"):
+    with pytest.raises(UnknownToolError, match=r"did you mean 'orders\.ship'"):
         registry.get("orders.shp")
     for bad in ["", "a..b", "1abc", "a b", "x" * 200, "crm.*"]:
         with pytest.raises(ValueError, match="invalid tool name"):

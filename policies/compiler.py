@@ -1,0 +1,207 @@
+"""Step three: parsed files -> :class:`Bundle` of compiled rules, indexed by action.
+
+Every rule becomes a :class:`CompiledRule` holding one closure for its conditions (subjects, ``when``,
+``unless`` and temporal clauses conjoined) plus precomputed reasons and obligations, so a decision only looks
+up its action's plan and calls closures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from agentcore.policies import ast
+from agentcore.policies.conditions import CompileError, Compiler, Test, _all
+from agentcore.policies.errors import PolicyCheckError, Problem
+from agentcore.policies.model import Effect, Reason, RedactPattern
+from agentcore.policies.values import Env, Unevaluable
+
+REDACTION_PATTERNS = {
+    "email": RedactPattern(name="email", regex=r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
+    "card": RedactPattern(name="card", regex=r"\b(?:\d[ -]?){12,18}\d\b"),
+    "phone": RedactPattern(name="phone", regex=r"\+?\d[\d ()-]{7,}\d"),
+    "ip": RedactPattern(name="ip", regex=r"\b(?:\d{1,3}\.){3}\d{1,3}\b"),
+}
+# A rule whose condition cannot be evaluated matches when matching is the safer outcome (fail closed).
+FAILS_CLOSED_TO_MATCH = {
+    "allow": False,
+    "deny": True,
+    "approval": True,
+    "limit": True,
+    "redact": True,
+    "suppress": True,
+}
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """A rule ready to evaluate: ``test`` is None when the rule has no conditions."""
+
+    rule: ast.Rule
+    reason: Reason
+    test: Test | None
+    patterns: tuple[str, ...]
+    redactions: tuple[RedactPattern, ...] = ()
+    redact_fields: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.rule.kind
+
+    def covers(self, action: str) -> bool:
+        return any(fnmatchcase(action, pattern) for pattern in self.patterns)
+
+    def holds(self, env: Env) -> tuple[bool, str | None]:
+        """(matches, why it could not be evaluated): errors resolve to the fail-closed outcome."""
+        if self.test is None:
+            return True, None
+        try:
+            return self.test(env), None
+        except Unevaluable as error:
+            return FAILS_CLOSED_TO_MATCH[self.rule.kind], str(error)
+        except Exception as error:  # a bug or hostile input must not decide for the caller
+            return FAILS_CLOSED_TO_MATCH[self.rule.kind], f"{type(error).__name__}: {error}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The rules that apply to one action, split by how they combine."""
+
+    denies: tuple[CompiledRule, ...]
+    approvals: tuple[CompiledRule, ...]
+    allows: tuple[CompiledRule, ...]
+    obligations: tuple[CompiledRule, ...]
+    monitors: tuple[CompiledRule, ...]
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """All compiled rules of a set of files, the default effect and the bundle hash."""
+
+    files: tuple[ast.PolicyFile, ...]
+    rules: tuple[CompiledRule, ...]
+    default: Effect
+    bundle_hash: str
+    exact: dict[str, tuple[CompiledRule, ...]]
+    globs: tuple[CompiledRule, ...]
+    sources: dict[str, str]
+
+    def plan(self, action: str) -> Plan:
+        chosen = set(map(id, self.exact.get(action, ())))
+        chosen.update(id(r) for r in self.globs if r.covers(action))
+        rules = [r for r in self.rules if id(r) in chosen]
+        active = [r for r in rules if not r.rule.monitor]
+        return Plan(
+            denies=tuple(r for r in active if r.kind in ("deny", "limit")),
+            approvals=tuple(r for r in active if r.kind == "approval"),
+            allows=tuple(r for r in active if r.kind == "allow"),
+            obligations=tuple(r for r in active if r.kind in ("redact", "suppress")),
+            monitors=tuple(r for r in rules if r.rule.monitor),
+        )
+
+
+def compile_bundle(
+    files: Sequence[ast.PolicyFile], sources: dict[str, str], default: Effect | None = None, traced: bool = False
+) -> Bundle:
+    """Compile parsed files; raise :class:`PolicyCheckError` listing every rule that cannot be compiled."""
+    compiler, problems, rules = Compiler(sources, traced=traced), [], []
+    for file in files:
+        for rule in file.rules:
+            try:
+                rules.append(_compile_rule(rule, compiler))
+            except CompileError as error:
+                problems.append(_problem(str(error), error.span or rule.span, sources, error.help))
+    defaults = {f.default for f in files if f.default is not None}
+    if len(defaults) > 1 and default is None:
+        first = next(f for f in files if f.default is not None)
+        problems.append(
+            Problem(
+                "the files of this bundle set different defaults (allow and deny)",
+                first.path,
+                help="set `default ...` in one file only, or pass default= to the engine",
+            )
+        )
+    if problems:
+        raise PolicyCheckError(problems)
+    chosen = default or (Effect(defaults.pop()) if defaults else Effect.DENY)
+    exact: dict[str, list[CompiledRule]] = {}
+    globs: list[CompiledRule] = []
+    for compiled in rules:
+        if all(not any(c in p for c in "*?[") for p in compiled.patterns):
+            for name in compiled.patterns:
+                exact.setdefault(name, []).append(compiled)
+        else:
+            globs.append(compiled)
+    digest = hashlib.sha256()
+    for path in sorted(sources):
+        digest.update(path.encode() + b"\0" + sources[path].encode() + b"\0")
+    digest.update(chosen.value.encode())
+    return Bundle(
+        files=tuple(files),
+        rules=tuple(rules),
+        default=chosen,
+        bundle_hash=digest.hexdigest(),
+        exact={k: tuple(v) for k, v in exact.items()},
+        globs=tuple(globs),
+        sources=dict(sources),
+    )
+
+
+def _problem(message: str, span: ast.Span | None, sources: dict[str, str], help: str = "") -> Problem:
+    if span is None:
+        return Problem(message, help=help)
+    lines = sources.get(span.file, "").splitlines()
+    source_line = lines[span.line - 1] if 0 < span.line <= len(lines) else ""
+    return Problem(message, span.file, span.line, span.column, source_line, help)
+
+
+def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
+    tests: list[Test] = [_subject(s) for s in rule.subjects]
+    for clause in rule.clauses:
+        test = compiler.cond(clause.cond)
+        tests.append((lambda t: lambda env: not t(env))(test) if clause.mode == "unless" else test)
+    span = rule.span
+    reason = Reason(
+        rule_id=rule.id,
+        file=span.file if span else "<policy>",
+        line=span.line if span else 0,
+        text=rule.text,
+        effect=rule.kind,
+    )
+    redactions: list[RedactPattern] = []
+    fields: list[str] = []
+    for redaction in rule.redactions:
+        if redaction.kind == "fields":
+            fields.extend(redaction.fields)
+        elif redaction.kind == "pattern":
+            pattern = redaction.pattern or ""
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise CompileError(f"invalid redaction pattern {pattern!r}: {error}", redaction.span) from None
+            redactions.append(RedactPattern(name=redaction.name or "pattern", regex=pattern))
+        else:
+            redactions.append(REDACTION_PATTERNS[redaction.kind])
+    condition = None if not tests else tests[0] if len(tests) == 1 else _all(tests)
+    return CompiledRule(
+        rule=rule,
+        reason=reason,
+        test=condition,
+        patterns=rule.targets.names or ("*",),
+        redactions=tuple(redactions),
+        redact_fields=tuple(fields),
+    )
+
+
+def _subject(subject: ast.Subject) -> Test:
+    value = subject.value
+    if subject.kind == "role":
+        return lambda env: value in env.request.principal.roles
+    if subject.kind == "user":
+        return lambda env: env.request.principal.id == value
+    if subject.kind == "agent":
+        return lambda env: env.request.agent.id == value
+    return lambda env: env.request.context.tenant == value

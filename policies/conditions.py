@@ -1,0 +1,308 @@
+"""Compiling conditions into closures ``Env -> bool`` with three-valued (Kleene) logic for unevaluable parts.
+
+A test returns True/False or raises :class:`Unevaluable`. ``a or b`` is True if either side is True even when the
+other cannot be evaluated; ``a and b`` is False if either side is False. Otherwise the error propagates to the
+rule, which fails closed. With ``traced=True`` every atom records (text, outcome) in ``env.trace`` for `explain`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from agentcore.policies import ast
+from agentcore.policies.context import Scope
+from agentcore.policies.values import (
+    Env,
+    Missing,
+    Unevaluable,
+    compile_value,
+    describe,
+    history_key,
+    is_number,
+    number,
+    patterns,
+)
+
+Test = Callable[[Env], bool]
+
+
+class CompileError(Exception):
+    """A condition that parses but cannot be compiled (bad regex, unknown time zone); carries the node's span."""
+
+    def __init__(self, message: str, span: ast.Span | None, help: str = "") -> None:
+        super().__init__(message)
+        self.span = span
+        self.help = help
+
+
+def _eq_key(value: Any) -> tuple[str, Any]:
+    """Equality key: numbers compare as numbers (1 == 1.0), never equal to booleans or strings."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and math.isnan(value):
+            raise Unevaluable("a value is NaN, which equals nothing")
+        return ("num", value)
+    if isinstance(value, str):
+        return ("str", value)
+    if value is None:
+        return ("null", None)
+    return ("json", repr(value))
+
+
+_ORDERED = ("gt", "ge", "lt", "le")
+
+
+def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:
+    """An ordered comparison against a number literal: the commonest condition, so it gets its own closures."""
+    if op == "gt":
+        return lambda env: number(left(env), what) > bound
+    if op == "ge":
+        return lambda env: number(left(env), what) >= bound
+    if op == "lt":
+        return lambda env: number(left(env), what) < bound
+    return lambda env: number(left(env), what) <= bound
+
+
+def _ordered(op: str) -> Callable[[Any, Any], bool]:
+    return {
+        "gt": lambda a, b: a > b,
+        "ge": lambda a, b: a >= b,
+        "lt": lambda a, b: a < b,
+        "le": lambda a, b: a <= b,
+    }[op]
+
+
+class Compiler:
+    """Compiles conditions of one bundle; ``source`` maps file paths to text so traces can quote atoms."""
+
+    def __init__(self, source: dict[str, str], traced: bool = False) -> None:
+        self._lines = {path: text.splitlines() for path, text in source.items()}
+        self._traced = traced
+
+    def cond(self, node: ast.Cond) -> Test:
+        if isinstance(node, ast.And):
+            return _all([self.cond(item) for item in node.items])
+        if isinstance(node, ast.Or):
+            return _any([self.cond(item) for item in node.items])
+        if isinstance(node, ast.Not):
+            inner = self.cond(node.item)
+            return lambda env: not inner(env)
+        if isinstance(node, ast.Compare):
+            test = self._compare(node)
+        elif isinstance(node, ast.TimeWindow):
+            test = self._time(node)
+        else:
+            test = self._after(node)
+        return self._trace(node, test) if self._traced else test
+
+    def quote(self, span: ast.Span | None) -> str:
+        if span is None or span.file not in self._lines:
+            return ""
+        lines = self._lines[span.file][span.line - 1 : span.end_line]
+        if not lines:
+            return ""
+        if len(lines) == 1:
+            return lines[0][span.column - 1 : span.end_column - 1]
+        return " ".join([lines[0][span.column - 1 :], *lines[1:-1], lines[-1][: span.end_column - 1]]).strip()
+
+    def _trace(self, node: ast.Cond, test: Test) -> Test:
+        text = self.quote(node.span)
+
+        def traced(env: Env) -> bool:
+            try:
+                result = test(env)
+            except Unevaluable as error:
+                if env.trace is not None:
+                    env.trace.append((text, f"cannot evaluate: {error}"))
+                raise
+            if env.trace is not None:
+                env.trace.append((text, result))
+            return result
+
+        return traced
+
+    # ---- comparisons -------------------------------------------------------------------------------------------
+    def _compare(self, node: ast.Compare) -> Test:
+        op, left = node.op, compile_value(node.left)
+        what = f"`{describe(node.left)}`"
+        if op in ("missing", "present"):
+            return _presence(left, op == "missing")
+        if op in ("has_role", "not_has_role"):
+            test = _has_role(str(_const(node.right[0])))
+            return _negate(test) if op == "not_has_role" else test
+        negated = op.startswith("not_") or op == "ne"
+        positive = {"ne": "eq"}.get(op, op.removeprefix("not_"))
+        if positive == "matches":
+            test = self._regex(left, node.right[0], what)
+        elif positive == "one_of":
+            test = _one_of(left, frozenset(_eq_key(_const(v)) for v in node.right))
+        elif positive == "between":
+            test = _between(left, compile_value(node.right[0]), compile_value(node.right[1]), what)
+        elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
+            test = _ordered_const(positive, left, node.right[0].value, what)
+        else:
+            test = _binary(positive, left, compile_value(node.right[0]), what)
+        return _negate(test) if negated else test
+
+    def _regex(self, left: Callable[[Env], Any], pattern_node: ast.Value, what: str) -> Test:
+        pattern = unicodedata.normalize("NFKC", str(_const(pattern_node)))
+        try:
+            regex = re.compile(pattern)
+        except re.error as error:
+            raise CompileError(f"invalid regular expression {pattern!r}: {error}", pattern_node.span or None) from None
+
+        def matches(env: Env) -> bool:
+            value = left(env)
+            if not isinstance(value, str):
+                raise Unevaluable(f"{what} is not text, so it cannot match a pattern")
+            return regex.search(value) is not None
+
+        return matches
+
+    # ---- time and sequence -------------------------------------------------------------------------------------
+    def _time(self, node: ast.TimeWindow) -> Test:
+        try:
+            zone = ZoneInfo(node.tz or "UTC")
+        except (ZoneInfoNotFoundError, ValueError):
+            raise CompileError(
+                f"unknown time zone {node.tz!r}", node.span, 'use an IANA name like "Europe/Madrid"'
+            ) from None
+        start, end = (int(t[:2]) * 60 + int(t[3:]) for t in (node.start, node.end))
+        days, outside = frozenset(node.days or range(7)), node.outside
+
+        def window(env: Env) -> bool:
+            local = env.request.context.time.astimezone(zone)
+            minute = local.hour * 60 + local.minute
+            in_hours = start <= minute < end if start <= end else (minute >= start or minute < end)
+            inside = in_hours and local.weekday() in days
+            return not inside if outside else inside
+
+        return window
+
+    def _after(self, node: ast.After) -> Test:
+        actions, scope, within = patterns(node.actions), Scope(node.scope), timedelta(seconds=node.within.seconds)
+
+        def after(env: Env) -> bool:
+            key, now = history_key(env, scope), env.request.context.time
+            try:
+                last = env.context.last_call(actions, scope, key, now)
+            except Exception as error:
+                raise Unevaluable(f"call history is unavailable: {error}") from error
+            return last is not None and now - last <= within
+
+        return after
+
+
+def _const(node: ast.Value) -> Any:
+    if not isinstance(node, ast.Lit):
+        raise CompileError("expected a literal value here", node.span)
+    return unicodedata.normalize("NFKC", node.value) if isinstance(node.value, str) else node.value
+
+
+def _has_role(role: str) -> Test:
+    return lambda env: role in env.request.principal.roles
+
+
+def _one_of(left: Callable[[Env], Any], keys: frozenset[tuple[str, Any]]) -> Test:
+    return lambda env: _eq_key(left(env)) in keys
+
+
+def _between(left: Callable[[Env], Any], low: Callable[[Env], Any], high: Callable[[Env], Any], what: str) -> Test:
+    def between(env: Env) -> bool:
+        value = number(left(env), what)
+        return number(low(env), "the lower bound") <= value <= number(high(env), "the upper bound")
+
+    return between
+
+
+def _negate(test: Test) -> Test:
+    return lambda env: not test(env)
+
+
+def _presence(get: Callable[[Env], Any], missing: bool) -> Test:
+    def presence(env: Env) -> bool:
+        try:
+            get(env)
+        except Missing:
+            return missing
+        return not missing
+
+    return presence
+
+
+def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], what: str) -> Test:
+    if op == "eq":
+        return lambda env: _eq_key(left(env)) == _eq_key(right(env))
+    if op in ("gt", "ge", "lt", "le"):
+        compare = _ordered(op)
+        return lambda env: compare(number(left(env), what), number(right(env), "the compared value"))
+
+    def text_test(env: Env) -> bool:
+        value, operand = left(env), right(env)
+        if op == "contains" and isinstance(value, list):
+            key = _eq_key(operand)
+            return any(_eq_key(item) == key for item in value)
+        if not isinstance(value, str) or not isinstance(operand, str):
+            raise Unevaluable(f"{what} is not text, so `{op.replace('_', ' ')}` does not apply")
+        if op == "contains":
+            return operand in value
+        return value.startswith(operand) if op == "starts_with" else value.endswith(operand)
+
+    return text_test
+
+
+def _all(tests: Sequence[Test]) -> Test:
+    if len(tests) == 2:
+        return _both(*tests)
+    def every(env: Env) -> bool:
+        error: Unevaluable | None = None
+        for test in tests:
+            try:
+                if not test(env):
+                    return False
+            except Unevaluable as caught:
+                error = error or caught
+        if error is not None:
+            raise error
+        return True
+
+    return every
+
+
+def _both(first: Test, second: Test) -> Test:
+    """``first and second`` with Kleene logic, unrolled for the common two-part rule."""
+
+    def both(env: Env) -> bool:
+        try:
+            if not first(env):
+                return False
+        except Unevaluable:
+            if not second(env):
+                return False
+            raise
+        return second(env)
+
+    return both
+
+
+def _any(tests: Sequence[Test]) -> Test:
+    def some(env: Env) -> bool:
+        error: Unevaluable | None = None
+        for test in tests:
+            try:
+                if test(env):
+                    return True
+            except Unevaluable as caught:
+                error = error or caught
+        if error is not None:
+            raise error
+        return False
+
+    return some

@@ -1,0 +1,345 @@
+"""The policy engine: load a bundle once, then decide requests fast, deterministically and thread-safely.
+
+Combining: any matching deny (or exceeded limit) -> DENY; else any matching approval -> NEEDS_APPROVAL; else any
+matching allow -> ALLOW; else the bundle default (deny unless a file says ``default allow.``). Monitor rules are
+evaluated on the side and reported in ``Decision.monitored`` / ``would_effect``. Any exception escaping evaluation
+yields DENY with the reason, so a bug or hostile input never grants access.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agentcore.policies import ast
+from agentcore.policies.compiler import Bundle, CompiledRule, Plan, compile_bundle
+from agentcore.policies.context import DecisionContext, Scope, scope_key
+from agentcore.policies.errors import PolicyError, PolicySyntaxError, Problem
+from agentcore.policies.model import (
+    NO_OBLIGATIONS,
+    Decision,
+    Effect,
+    Obligations,
+    RateLimit,
+    Reason,
+    RedactPattern,
+    Request,
+)
+from agentcore.policies.parser import parse
+from agentcore.policies.values import Env
+
+logger = logging.getLogger(__name__)
+POLICY_SUFFIX = ".policy"
+_PLAN_CACHE_LIMIT = 65_536
+
+
+class NoContext:
+    """The context used when the caller gives none: every stateful fact is unavailable (rules fail closed)."""
+
+    def _missing(self) -> Any:
+        raise LookupError("no DecisionContext was given to decide(); stateful rules need one")
+
+    def resolve(self, entity: str, key: Any) -> Any:
+        return self._missing()
+
+    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
+        return self._missing()
+
+    def total(
+        self,
+        actions: Sequence[str],
+        arg_path: Sequence[str],
+        scope: Scope,
+        key: str,
+        window_seconds: float,
+        now: datetime,
+    ) -> float:
+        return self._missing()
+
+    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
+        return self._missing()
+
+    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
+        return self._missing()
+
+    def detect(self, detector: str, text: str) -> float:
+        return self._missing()
+
+
+_NO_CONTEXT = NoContext()
+
+
+def policy_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand directories to their ``*.policy`` files (sorted); keep files as given."""
+    found: list[Path] = []
+    for entry in map(Path, paths):
+        if entry.is_dir():
+            found.extend(sorted(entry.rglob(f"*{POLICY_SUFFIX}")))
+        elif entry.exists():
+            found.append(entry)
+        else:
+            raise PolicySyntaxError([Problem(f"policy path {str(entry)!r} does not exist", str(entry))])
+    if not found:
+        raise PolicySyntaxError([Problem(f"no *{POLICY_SUFFIX} files found in the given paths", help="check the path")])
+    return found
+
+
+def parse_sources(sources: dict[str, str]) -> list[ast.PolicyFile]:
+    """Parse every file, raising one :class:`PolicySyntaxError` with the problems of all files."""
+    files: list[ast.PolicyFile] = []
+    problems: list[Problem] = []
+    for path, text in sources.items():
+        try:
+            files.append(parse(text, path))
+        except PolicySyntaxError as error:
+            problems.extend(error.problems)
+    if problems:
+        raise PolicySyntaxError(problems)
+    return files
+
+
+class PolicyEngine:
+    """A compiled policy bundle. Build with :meth:`from_paths` or :meth:`from_text`; then :meth:`decide`."""
+
+    def __init__(self, bundle: Bundle, traced: Bundle | None = None) -> None:
+        self._bundle = bundle
+        self._traced = traced
+        self._plans: dict[str, Plan] = {}
+
+    @classmethod
+    def from_sources(cls, sources: dict[str, str], default: Effect | None = None) -> PolicyEngine:
+        """Compile a bundle from ``{path: text}``."""
+        files = parse_sources(sources)
+        return cls(compile_bundle(files, sources, default))
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str | Path], default: Effect | None = None) -> PolicyEngine:
+        """Compile every ``*.policy`` file in ``paths`` (files or directories) into one bundle."""
+        sources = {}
+        for path in policy_files(paths):
+            try:
+                sources[str(path)] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise PolicySyntaxError([Problem(f"cannot read policy file: {error}", str(path))]) from None
+        return cls.from_sources(sources, default)
+
+    @classmethod
+    def from_text(cls, text: str, path: str = "<policy>", default: Effect | None = None) -> PolicyEngine:
+        """Compile a single policy text."""
+        return cls.from_sources({path: text}, default)
+
+    @property
+    def bundle(self) -> Bundle:
+        return self._bundle
+
+    @property
+    def bundle_hash(self) -> str:
+        return self._bundle.bundle_hash
+
+    @property
+    def files(self) -> tuple[ast.PolicyFile, ...]:
+        return self._bundle.files
+
+    def decide(self, request: Request, context: DecisionContext | None = None) -> Decision:
+        """Decide one request. Never raises for a bad request: it is denied with the reason."""
+        try:
+            return self._decide(self._bundle, self._plans, Env(request, context or _NO_CONTEXT))
+        except Exception as error:
+            logger.warning("policy evaluation failed, denying: %s", error, exc_info=True)
+            return _failure(self._bundle, error)
+
+    def decide_many(self, requests: Iterable[Request], context: DecisionContext | None = None) -> list[Decision]:
+        """Decide a batch in order (same result as calling :meth:`decide` on each)."""
+        decide = self.decide
+        return [decide(request, context) for request in requests]
+
+    def explain(
+        self, request: Request, context: DecisionContext | None = None
+    ) -> tuple[Decision, list[tuple[str, Any]]]:
+        """Decide with tracing: the decision plus every evaluated condition's text and value, in order."""
+        if self._traced is None:
+            bundle = self._bundle
+            self._traced = compile_bundle(bundle.files, bundle.sources, bundle.default, traced=True)
+        trace: list[tuple[str, Any]] = []
+        env = Env(request, context or _NO_CONTEXT, trace)
+        try:
+            return self._decide(self._traced, {}, env, full=True), trace
+        except Exception as error:
+            return _failure(self._bundle, error), trace
+
+    def _decide(self, bundle: Bundle, plans: dict[str, Plan], env: Env, full: bool = False) -> Decision:
+        action = env.request.action
+        plan = plans.get(action)
+        if plan is None:
+            plan = bundle.plan(action)
+            if len(plans) < _PLAN_CACHE_LIMIT:
+                plans[action] = plan
+        errors: list[Reason] = []
+        reasons: list[Reason] = []
+        limits: list[RateLimit] = []
+        for rule in plan.denies:
+            matched, error = rule.holds(env)
+            if error is not None:
+                errors.append(_noted(rule.reason, f"could not evaluate: {error}"))
+            if not matched:
+                continue
+            if rule.kind == "limit" and error is None:
+                note, reservation = _check_limit(rule, env)
+                if reservation is not None:
+                    limits.append(reservation)
+                    continue
+                reasons.append(_noted(rule.reason, note))
+            else:
+                reasons.append(_noted(rule.reason, f"failed closed: {error}") if error else rule.reason)
+            if not full:
+                break
+        if reasons:
+            return self._finish(bundle, plan, env, Effect.DENY, reasons, errors, NO_OBLIGATIONS, True)
+        approvers: list[str] = []
+        for rule in plan.approvals:
+            matched, error = rule.holds(env)
+            if error is not None:
+                errors.append(_noted(rule.reason, f"could not evaluate: {error}"))
+            if matched:
+                reasons.append(rule.reason)
+                if rule.rule.approver:
+                    approvers.append(rule.rule.approver)
+        if reasons:
+            effect = Effect.NEEDS_APPROVAL
+        else:
+            for rule in plan.allows:
+                matched, error = rule.holds(env)
+                if error is not None:
+                    errors.append(_noted(rule.reason, f"could not evaluate, so it does not allow: {error}"))
+                if matched:
+                    reasons.append(rule.reason)
+                    if not full:
+                        break
+            effect = Effect.ALLOW if reasons else bundle.default
+        by_rule = bool(reasons)
+        if not reasons:
+            reasons.append(_default_reason(bundle.default))
+            reasons.extend(errors)
+        obligations = (
+            _obligations(plan, env, errors, approvers, limits) if effect is not Effect.DENY else NO_OBLIGATIONS
+        )
+        return self._finish(bundle, plan, env, effect, reasons, errors, obligations, by_rule)
+
+    def _finish(
+        self,
+        bundle: Bundle,
+        plan: Plan,
+        env: Env,
+        effect: Effect,
+        reasons: list[Reason],
+        errors: list[Reason],
+        obligations: Obligations,
+        by_rule: bool,
+    ) -> Decision:
+        monitored: list[Reason] = []
+        would: Effect | None = None
+        if plan.monitors:
+            kinds = set()
+            for rule in plan.monitors:
+                matched, error = rule.holds(env)
+                if matched:
+                    monitored.append(_noted(rule.reason, f"failed closed: {error}") if error else rule.reason)
+                    kinds.add(rule.kind)
+            would = _would(effect, by_rule, kinds, bundle.default)
+        return Decision.model_construct(
+            effect=effect,
+            reasons=tuple(reasons),
+            obligations=obligations,
+            bundle_hash=bundle.bundle_hash,
+            errors=tuple(errors),
+            monitored=tuple(monitored),
+            would_effect=would,
+        )
+
+
+def _would(effect: Effect, by_rule: bool, monitored: set[str], default: Effect) -> Effect:
+    """The effect had the matched monitor rules been enforced."""
+    if (effect is Effect.DENY and by_rule) or monitored & {"deny", "limit"}:
+        return Effect.DENY
+    if effect is Effect.NEEDS_APPROVAL or "approval" in monitored:
+        return Effect.NEEDS_APPROVAL
+    if by_rule or "allow" in monitored:
+        return Effect.ALLOW
+    return default
+
+
+def _check_limit(rule: CompiledRule, env: Env) -> tuple[str, RateLimit | None]:
+    spec = rule.rule.limit
+    assert spec is not None
+    scope = Scope(spec.scope)
+    key = scope_key(env.request, scope)
+    if key is None:
+        return f"failed closed: the request has no {scope.value} id to count calls against", None
+    try:
+        used = env.context.count(rule.patterns, scope, key, spec.window.seconds, env.request.context.time)
+    except Exception as error:
+        return f"failed closed: call history is unavailable: {error}", None
+    if used >= spec.count:
+        return f"limit reached: {used} calls in the window, the limit is {spec.count}", None
+    return "", RateLimit(
+        rule_id=rule.reason.rule_id,
+        actions=rule.patterns,
+        scope=scope.value,
+        key=key,
+        window_seconds=spec.window.seconds,
+        limit=spec.count,
+    )
+
+
+def _obligations(
+    plan: Plan, env: Env, errors: list[Reason], approvers: list[str], limits: list[RateLimit]
+) -> Obligations:
+    if not (plan.obligations or approvers or limits):
+        return NO_OBLIGATIONS
+    patterns: list[RedactPattern] = []
+    fields: list[str] = []
+    suppress = False
+    for rule in plan.obligations:
+        matched, error = rule.holds(env)
+        if error is not None:
+            errors.append(_noted(rule.reason, f"could not evaluate, applied anyway: {error}"))
+        if matched:
+            patterns.extend(p for p in rule.redactions if p not in patterns)
+            fields.extend(f for f in rule.redact_fields if f not in fields)
+            suppress = suppress or rule.kind == "suppress"
+    return Obligations(
+        redact_patterns=tuple(patterns),
+        redact_fields=tuple(fields),
+        suppress_output=suppress,
+        approver_roles=tuple(dict.fromkeys(approvers)),
+        rate_limits=tuple(limits),
+    )
+
+
+def _noted(reason: Reason, note: str) -> Reason:
+    return reason.model_copy(update={"note": note})
+
+
+def _default_reason(default: Effect) -> Reason:
+    note = "no rule allowed this call" if default is Effect.DENY else "no rule matched; the bundle allows by default"
+    return Reason(
+        rule_id="default", file="<bundle>", line=0, text=f"default {default.value}.", effect="default", note=note
+    )
+
+
+def _failure(bundle: Bundle, error: Exception) -> Decision:
+    reason = Reason(
+        rule_id="engine",
+        file="<engine>",
+        line=0,
+        text="evaluation failed",
+        effect="deny",
+        note=f"denied because evaluation failed: {type(error).__name__}: {error}",
+    )
+    return Decision(effect=Effect.DENY, reasons=(reason,), bundle_hash=bundle.bundle_hash, errors=(reason,))
+
+
+__all__ = ["NoContext", "PolicyEngine", "PolicyError", "parse_sources", "policy_files"]

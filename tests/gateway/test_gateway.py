@@ -1,0 +1,227 @@
+"""Gateway calls end to end with the real policy engine: allow, deny, fail closed, obligations, audit, modes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcore import ApprovalRequired, Gateway, ToolDenied
+from agentcore.cli import app
+from agentcore.gateway import ToolArgumentError, ToolExecutionError, UnknownToolError
+from agentcore.gateway.redaction import SUPPRESSED
+
+Factory = Callable[..., tuple[Gateway, dict[str, int]]]
+SUPPORT = {"id": "alice", "roles": ["support"]}
+ADMIN = {"id": "root", "roles": ["admin"]}
+
+
+def _records(gw: Gateway) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in gw.audit.export_jsonl()]
+
+
+def test_allowed_call_executes_redacts_and_is_audited(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    result = gw.call("crm.lookup", {"customer_id": "c7"}, principal=SUPPORT, agent="helpdesk-bot", session="s1")
+    assert result == {"id": "c7", "email": "[REDACTED:email]", "card": "[REDACTED:card]", "tier": "gold"}
+    decision, execution = _records(gw)
+    assert (decision["kind"], decision["effect"], decision["principal"], decision["agent"]) == (
+        "decision", "allow", "alice", "helpdesk-bot",
+    )  # fmt: skip
+    assert decision["bundle_hash"] == gw.policy.status.bundle_hash and len(decision["bundle_hash"]) == 64
+    assert execution["outcome"] == "ok" and execution["detail"]["redacted"] == {"email": 1, "card": 1}
+    assert runs == {"crm.lookup": 1}
+    assert gw.audit.verify().ok
+
+
+def test_denied_call_raises_with_reasons_and_never_executes(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    with pytest.raises(ToolDenied) as info:
+        gw.call("crm.lookup", {"customer_id": "c7"}, principal={"id": "eve", "roles": ["intern"]})
+    assert "default deny" in info.value.agent_message and "Do not retry" in info.value.agent_message
+    with pytest.raises(ToolDenied) as info:
+        gw.call("refunds.issue", {"order_id": "o1", "amount": 9000}, principal=SUPPORT)
+    assert "more than 5000" in str(info.value)
+    assert runs == {}
+    effects = [(r["kind"], r["effect"], r["outcome"]) for r in _records(gw)]
+    assert effects == [("decision", "deny", "denied")] * 2
+
+
+def test_unknown_tool_and_bad_arguments_fail_before_anything_runs(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    with pytest.raises(UnknownToolError, match="did you mean 'crm.lookup'"):
+        gw.call("crm.lookpu", {"customer_id": "c"}, principal=SUPPORT)
+    with pytest.raises(ToolArgumentError, match="amount"):
+        gw.call("refunds.issue", {"order_id": "o1", "amount": "lots"}, principal=SUPPORT)
+    with pytest.raises(ToolArgumentError, match="NUL byte"):
+        gw.call("crm.lookup", {"customer_id": "c\x00; DROP TABLE"}, principal=SUPPORT)
+    with pytest.raises(ToolArgumentError, match="exceeds the limit"):
+        gw.call("crm.lookup", {"customer_id": "x" * 1_000_000}, principal=SUPPORT)
+    assert runs == {}
+    records = _records(gw)
+    assert [(r["effect"], r["outcome"]) for r in records] == [("deny", "invalid")] * 4
+    assert all(len(json.dumps(r)) < 5000 for r in records)  # the 1 MB string is not copied into the audit
+
+
+def test_unicode_look_alike_of_an_allowed_value_is_denied(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    assert gw.call("email.send", {"recipient": "bob@example.com"}, principal=SUPPORT) == "sent"
+    with pytest.raises(ToolDenied):  # Cyrillic "е" in "exаmple"
+        gw.call("email.send", {"recipient": "bob@ex\u0430mple.com"}, principal=SUPPORT)
+    assert runs == {"email.send": 1}
+
+
+def test_resolver_conditions_and_fail_closed(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    assert gw.call("orders.cancel", {"order_id": "o1"}, principal=SUPPORT) == "cancelled o1"
+    with pytest.raises(ToolDenied):
+        gw.call("orders.cancel", {"order_id": "o2"}, principal=SUPPORT)  # delivered
+    with pytest.raises(ToolDenied, match="failed closed|could not"):
+        gw.call("orders.cancel", {"order_id": "missing"}, principal=SUPPORT)  # resolver knows nothing
+
+    @gw.resolver("order")
+    def broken(order_id: Any) -> dict[str, Any]:
+        raise ConnectionError("orders database is down")
+
+    with pytest.raises(ToolDenied):
+        gw.call("orders.cancel", {"order_id": "o1"}, principal=SUPPORT)
+    assert runs == {"orders.cancel": 1}
+
+
+def test_errors_outside_the_engine_deny_and_are_audited(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    with pytest.raises(ToolDenied, match="internal error"):
+        gw.call("crm.lookup", {"customer_id": "c"}, principal=12345)  # type: ignore[arg-type]
+    record = _records(gw)[-1]
+    assert (record["effect"], record["outcome"]) == ("deny", "error") and "TypeError" in record["detail"]["error"]
+    assert runs == {}
+
+
+def test_empty_policy_folder_and_no_policies_deny_everything(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for policies in (tmp_path / "empty", None):
+        gw = Gateway(policies, database=str(tmp_path / "d.db"))
+        gw.tool(name="t.echo")(lambda text: text) if False else gw.tool(_echo, name="t.echo")
+        with pytest.raises(ToolDenied, match="default deny"):
+            gw.call("t.echo", {"text": "hi"}, principal="anyone")
+        gw.close()
+
+
+def _echo(text: str) -> str:
+    return text
+
+
+def test_rate_limit_reserves_atomically(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    results = []
+    for i in range(5):
+        try:
+            results.append(gw.call("notes.add", {"text": str(i)}, principal="bob"))
+        except ToolDenied as denied:
+            results.append(f"denied: {denied.reasons[0]}")
+    assert results[:3] == ["0", "1", "2"] and all(r.startswith("denied") for r in results[3:])
+    assert gw.call("notes.add", {"text": "x"}, principal="carol") == "x"  # per user
+    assert runs == {"notes.add": 4}
+
+
+def test_tool_failure_and_timeout_are_recorded(make_gateway: Factory) -> None:
+    gw, _ = make_gateway()
+
+    @gw.tool(name="notes.boom")
+    def boom(text: str) -> str:
+        raise RuntimeError("disk full")
+
+    @gw.tool(name="notes.slow", timeout=0.05)
+    async def slow(text: str) -> str:
+        await asyncio.sleep(5)
+        return text
+
+    gw.policy._engine = type(gw.policy._engine).from_text("policy \"p\"\nallow notes.*.\n")
+    with pytest.raises(ToolExecutionError, match="disk full"):
+        gw.call("notes.boom", {"text": "a"}, principal="bob")
+    with pytest.raises(ToolExecutionError, match="timed out"):
+        gw.call("notes.slow", {"text": "a"}, principal="bob")
+    outcomes = [r["outcome"] for r in _records(gw) if r["kind"] == "execution"]
+    assert outcomes == ["error", "timeout"]
+
+
+def test_suppressed_output(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    assert gw.call("vault.read", {"key": "db"}, principal=ADMIN) == SUPPRESSED
+    assert runs == {"vault.read": 1}
+
+
+def test_monitor_modes(make_gateway: Factory, tmp_path: Path) -> None:
+    gw, runs = make_gateway()
+    assert gw.call("files.delete", {"path": "/tmp/x"}, principal=ADMIN) is True  # per-rule monitor: logged only
+    record = _records(gw)[0]
+    assert record["effect"] == "allow" and record["detail"]["would_effect"] == "deny"
+    assert record["detail"]["monitored"][0]["text"] == "monitor deny files.delete."
+    monitor, runs2 = make_gateway(mode="monitor", database=str(tmp_path / "m.db"))
+    assert monitor.call("refunds.issue", {"order_id": "o", "amount": 9000}, principal=SUPPORT)["refunded"] == 9000
+    first = _records(monitor)[0]
+    assert (first["effect"], first["mode"]) == ("would_deny", "monitor")
+    assert runs2 == {"refunds.issue": 1}
+
+
+def test_list_tools_is_per_principal(make_gateway: Factory) -> None:
+    gw, _ = make_gateway()
+    names = lambda who: sorted(t.name for t in gw.list_tools(who))  # noqa: E731
+    assert names(SUPPORT) == ["crm.lookup", "email.send", "notes.add", "orders.cancel", "refunds.issue"]
+    # refunds over 500 go to approval for anyone, so refunds.issue is reachable by every principal
+    assert names(ADMIN) == ["email.send", "files.delete", "notes.add", "refunds.issue", "vault.read"]
+    assert names({"id": "mona", "roles": ["manager"]}) == ["email.send", "notes.add", "refunds.issue"]
+    gw.policy._engine = type(gw.policy._engine).from_text(
+        'policy "p"\ndefault allow.\ndeny crm.* for users with role "intern".\n'
+    )
+    assert "crm.lookup" not in names({"id": "i", "roles": ["intern"]})
+    assert "crm.lookup" in names(SUPPORT)
+
+
+def test_hot_reload_keeps_last_good_bundle_and_reports_errors(make_gateway: Factory, tmp_path: Path) -> None:
+    gw, _ = make_gateway()
+    first = gw.policy.status.bundle_hash
+    policy_file = tmp_path / "policies" / "support.policy"
+    policy_file.write_text(policy_file.read_text() + 'allow vault.read for users with role "support".\n')
+    assert gw.policy.check_now()
+    second = gw.policy.status.bundle_hash
+    assert second != first
+    assert gw.call("vault.read", {"key": "k"}, principal=SUPPORT) == SUPPRESSED
+    policy_file.write_text("policy \"broken\"\nalow everything\n")
+    assert not gw.policy.check_now()
+    assert gw.policy.status.bundle_hash == second and "unexpected `alow`" in (gw.policy.status.last_error or "")
+    assert gw.call("vault.read", {"key": "k"}, principal=SUPPORT) == SUPPRESSED  # still the last good bundle
+    status = CliRunner().invoke(app, ["gateway", "status", "--database", gw.db.url.removeprefix("sqlite:///")])
+    assert status.exit_code == 1 and second[:16] in status.output
+
+
+def test_thousand_concurrent_async_calls_lose_nothing(make_gateway: Factory, tmp_path: Path) -> None:
+    gw, runs = make_gateway()
+    gw.policy._engine = type(gw.policy._engine).from_text(
+        'policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n'
+    )
+
+    async def burst() -> list[Any]:
+        calls = (gw.acall("notes.add", {"text": str(i)}, principal="bob") for i in range(1000))
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    outcomes = asyncio.run(burst())
+    allowed = [o for o in outcomes if isinstance(o, str)]
+    denied = [o for o in outcomes if isinstance(o, ToolDenied)]
+    assert (len(allowed), len(denied)) == (100, 900) and runs == {"notes.add": 100}
+    records = _records(gw)
+    assert len(records) == 1100 and gw.audit.verify().ok
+    assert sum(r["kind"] == "execution" for r in records) == 100
+
+
+def test_needs_approval_raises_by_default(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    with pytest.raises(ApprovalRequired) as info:
+        gw.call("refunds.issue", {"order_id": "o1", "amount": 800}, principal=SUPPORT)
+    assert info.value.approver_role == "manager" and info.value.approval_id.startswith("apr_")
+    assert runs == {}

@@ -1,0 +1,128 @@
+"""State stores: call history windows and atomic reservations, on SQLite, PostgreSQL and Redis."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from agentcore.gateway.context import GatewayContext
+from agentcore.gateway.db import Database
+from agentcore.gateway.state import CallRecord, RedisStateStore, SqlStateStore, StateStore
+from agentcore.policies.context import Scope
+
+
+@pytest.fixture(params=["sqlite", "postgres", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore]:
+    if request.param == "sqlite":
+        made: StateStore = SqlStateStore(Database(str(tmp_path / "s.db")))
+    elif request.param == "postgres":
+        made = SqlStateStore(Database(request.getfixturevalue("pg_url")))
+    else:
+        made = RedisStateStore(request.getfixturevalue("redis_url"), prefix=request.getfixturevalue("redis_prefix"))
+    yield made
+    made.close()
+
+
+def _call(tool: str, ts: float, user: str = "u1", session: str | None = "s1", **args: float) -> CallRecord:
+    return CallRecord(call_id=uuid.uuid4().hex, ts=ts, tool=tool, user=user, agent="bot", session=session, args=args)
+
+
+def test_history_counts_sums_and_last_call(store: StateStore) -> None:
+    now = time.time()
+    for record in [
+        _call("refunds.issue", now - 7200, amount=900),  # outside a 1 h window
+        _call("refunds.issue", now - 60, amount=300),
+        _call("refunds.issue", now - 30, amount=200.5),
+        _call("crm.lookup", now - 10),
+        _call("refunds.issue", now - 5, user="u2", session="s2", amount=1000),
+    ]:
+        store.record(record)
+    ctx = GatewayContext(store)
+    at = datetime.fromtimestamp(now, tz=timezone.utc)
+    assert ctx.count(["refunds.*"], Scope.USER, "u1", 3600, at) == 2
+    assert ctx.count(["*"], Scope.SESSION, "s1", 3600, at) == 3
+    assert ctx.count(["refunds.issue"], Scope.USER, "u1", 86400, at) == 3
+    assert ctx.total(["refunds.issue"], ["amount"], Scope.USER, "u1", 3600, at) == pytest.approx(500.5)
+    assert ctx.total(["refunds.issue"], ["amount"], Scope.AGENT, "bot", 3600, at) == pytest.approx(1500.5)
+    last = ctx.last_call(["crm.lookup"], Scope.USER, "u1", at)
+    assert last is not None and abs(last.timestamp() - (now - 10)) < 1e-3
+    assert ctx.last_call(["slack.*"], Scope.USER, "u1", at) is None
+
+
+def test_reserve_is_bounded_and_release_frees_a_slot(store: StateStore) -> None:
+    bucket = f"r1|user|u1|{uuid.uuid4().hex}"
+    assert [store.reserve(bucket, 3, 60, f"c{i}") for i in range(5)] == [True, True, True, False, False]
+    store.release(bucket, "c0")
+    assert store.reserve(bucket, 3, 60, "c9") is True
+    assert store.reserve(bucket, 3, 60, "c10") is False
+
+
+def test_reservations_expire_with_the_window(store: StateStore) -> None:
+    bucket = f"r2|user|u1|{uuid.uuid4().hex}"
+    assert store.reserve(bucket, 1, 0.2, "a")
+    assert not store.reserve(bucket, 1, 0.2, "b")
+    time.sleep(0.3)
+    assert store.reserve(bucket, 1, 0.2, "c")
+
+
+def test_missing_resolver_detector_and_ledger_raise_for_fail_closed(tmp_path: Path) -> None:
+    ctx = GatewayContext(SqlStateStore(Database(str(tmp_path / "c.db"))))
+    at = datetime.now(timezone.utc)
+    with pytest.raises(LookupError, match="resolver"):
+        ctx.resolve("order", "o1")
+    with pytest.raises(LookupError, match="detector"):
+        ctx.detect("toxicity", "hi")
+    with pytest.raises(LookupError, match="ledger"):
+        ctx.spend(Scope.USER, "u", at, at)
+    ctx.resolvers["order"] = lambda key: {"status": "pending", "id": key}
+    ctx.detectors["toxicity"] = lambda text: 0.25
+    ctx.spend_source = lambda scope, key, since, now: 1.5
+    assert ctx.resolve("order", "o1") == {"status": "pending", "id": "o1"}
+    assert ctx.detect("toxicity", "hi") == 0.25
+    assert ctx.spend(Scope.USER, "u", at, at) == 1.5
+
+
+def _hammer(make: Callable[[], StateStore], bucket: str, attempts: int, results: multiprocessing.Queue) -> None:
+    store = make()
+    results.put(sum(store.reserve(bucket, 10, 60, uuid.uuid4().hex) for _ in range(attempts)))
+    store.close()
+
+
+class _Sqlite:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self) -> StateStore:
+        return SqlStateStore(Database(self.path))
+
+
+class _Redis:
+    def __init__(self, url: str, prefix: str) -> None:
+        self.url, self.prefix = url, prefix
+
+    def __call__(self) -> StateStore:
+        return RedisStateStore(self.url, prefix=self.prefix)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_four_processes_reserve_exactly_ten(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    if backend == "sqlite":
+        make: Callable[[], StateStore] = _Sqlite(str(tmp_path / "shared.db"))
+    else:
+        make = _Redis(request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix"))
+    make().close()  # create the schema once
+    ctx = multiprocessing.get_context("fork")
+    results: multiprocessing.Queue = ctx.Queue()
+    procs = [ctx.Process(target=_hammer, args=(make, "limit|user|u1", 25, results)) for _ in range(4)]
+    for proc in procs:
+        proc.start()
+    allowed = [results.get(timeout=60) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=30)
+    assert sum(allowed) == 10, allowed

@@ -1,0 +1,192 @@
+"""Engine semantics: combining, fail-closed, stateful rules, obligations, monitor mode, canonicalisation."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from agentcore import Decision, Effect, PolicyCheckError, PolicyEngine, Request
+from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext, Scope
+
+NOON = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)  # a Monday
+
+
+def req(action: str, args: dict[str, object] | None = None, roles: tuple[str, ...] = (), *, user: str = "u1",
+        agent: str = "bot", at: datetime = NOON, session: str | None = "s1", **claims: object) -> Request:
+    return Request(
+        principal=Principal(id=user, roles=frozenset(roles), attributes=claims),
+        agent=AgentInfo(id=agent),
+        action=action,
+        args=args or {},
+        context=RequestContext(time=at, session_id=session, tenant="acme"),
+    )
+
+
+def decide(policy: str, request: Request, context: InMemoryContext | None = None) -> Decision:
+    return PolicyEngine.from_text(policy, "t.policy").decide(request, context)
+
+
+REFUNDS = """
+policy "refunds"
+allow refunds.issue for users with role "support" when amount is at most 500.
+require approval from role "manager" for refunds.issue when amount is more than 500.
+deny refunds.issue when customer.status is present and customer.status is "flagged".
+"""
+
+
+def test_default_deny_and_configurable_default() -> None:
+    d = decide("allow a.", req("b"))
+    assert d.effect is Effect.DENY and d.reasons[0].rule_id == "default" and "no rule allowed" in d.reasons[0].note
+    assert decide("default allow.\ndeny a.", req("b")).effect is Effect.ALLOW
+    assert PolicyEngine.from_text("deny a.", default=Effect.ALLOW).decide(req("b")).effect is Effect.ALLOW
+    with pytest.raises(PolicyCheckError, match="different defaults"):
+        PolicyEngine.from_sources({"a.policy": "default allow.", "b.policy": "default deny."})
+
+
+def test_deny_beats_approval_beats_allow() -> None:
+    engine = PolicyEngine.from_text(REFUNDS, "refunds.policy")
+    allowed = engine.decide(req("refunds.issue", {"amount": 100}, ("support",)))
+    assert allowed.effect is Effect.ALLOW and allowed.reasons[0].line == 3 and allowed.reasons[0].file == "refunds.policy"
+    approval = engine.decide(req("refunds.issue", {"amount": 900}, ("support",)))
+    assert approval.effect is Effect.NEEDS_APPROVAL and approval.obligations.approver_roles == ("manager",)
+    flagged = engine.decide(req("refunds.issue", {"amount": 900, "customer": {"status": "flagged"}}, ("support",)))
+    assert flagged.effect is Effect.DENY and flagged.reasons[0].line == 5
+    assert engine.decide(req("refunds.issue", {"amount": 100})).effect is Effect.DENY  # not support
+    assert allowed.bundle_hash == engine.bundle_hash and len(engine.bundle_hash) == 64
+
+
+def test_fail_closed_on_missing_and_wrong_types() -> None:
+    engine = PolicyEngine.from_text('allow pay when amount is at most 5.\ndeny mail unless to ends with "@x.com".\nallow mail.')
+    missing = engine.decide(req("pay"))
+    assert missing.effect is Effect.DENY and "argument `amount` is missing" in missing.errors[0].note
+    assert any("amount" in r.note for r in missing.reasons)  # the reasons say why the allow did not apply
+    assert engine.decide(req("pay", {"amount": "3"})).effect is Effect.DENY  # strings are not numbers
+    assert engine.decide(req("pay", {"amount": True})).effect is Effect.DENY
+    assert engine.decide(req("pay", {"amount": math.nan})).effect is Effect.DENY
+    assert engine.decide(req("pay", {"amount": 4.99})).effect is Effect.ALLOW
+    no_to = engine.decide(req("mail"))
+    assert no_to.effect is Effect.DENY and "failed closed" in no_to.reasons[0].note
+    assert engine.decide(req("mail", {"to": "a@x.com"})).effect is Effect.ALLOW
+
+
+def test_kleene_logic_decides_when_it_can() -> None:
+    engine = PolicyEngine.from_text("allow a when x is 1 or y is 2.\ndeny b when x is 1 and y is 2.\nallow b.")
+    assert engine.decide(req("a", {"y": 2})).effect is Effect.ALLOW  # x missing, but y decides
+    assert engine.decide(req("b", {"x": 3})).effect is Effect.ALLOW  # y missing, but x=3 makes the and false
+    assert engine.decide(req("b", {"x": 1})).effect is Effect.DENY  # unknown and true: fail closed
+
+
+def test_resolver_detector_and_missing_context_fail_closed() -> None:
+    policy = 'deny cancel when order(order_id).status is not "pending".\nallow cancel.\n' \
+             'deny send when "pii" score of arguments is at least 0.8.\nallow send.'
+    orders = {"o1": {"status": "pending"}, "o2": {"status": "delivered"}}
+    ctx = InMemoryContext(resolvers={"order": orders.get}, detectors={"pii": lambda text: 0.9 if "@" in text else 0.1})
+    engine = PolicyEngine.from_text(policy)
+    assert engine.decide(req("cancel", {"order_id": "o1"}), ctx).effect is Effect.ALLOW
+    assert engine.decide(req("cancel", {"order_id": "o2"}), ctx).effect is Effect.DENY
+    unknown = engine.decide(req("cancel", {"order_id": "o9"}), ctx)
+    assert unknown.effect is Effect.DENY and "not found" in unknown.reasons[0].note
+    assert engine.decide(req("send", {"body": "hi"}), ctx).effect is Effect.ALLOW
+    assert engine.decide(req("send", {"body": "a@b.c"}), ctx).effect is Effect.DENY
+    no_context = engine.decide(req("send", {"body": "hi"}))
+    assert no_context.effect is Effect.DENY and "no DecisionContext" in no_context.reasons[0].note
+    broken = InMemoryContext(resolvers={"order": lambda key: 1 / 0})
+    assert "ZeroDivisionError" in engine.decide(req("cancel", {"order_id": "o1"}), broken).reasons[0].note or \
+        "division" in engine.decide(req("cancel", {"order_id": "o1"}), broken).reasons[0].note
+
+
+def test_rate_limit_counts_only_recorded_calls_and_exposes_reservation() -> None:
+    engine = PolicyEngine.from_text("allow pay.\nlimit pay to 2 calls per hour per user.")
+    ctx = InMemoryContext()
+    first = engine.decide(req("pay", at=NOON), ctx)
+    assert first.effect is Effect.ALLOW
+    (limit,) = first.obligations.rate_limits
+    assert (limit.scope, limit.key, limit.window_seconds, limit.limit, limit.actions) == ("user", "u1", 3600, 2, ("pay",))
+    engine.decide(req("pay", at=NOON), ctx)  # decided but never executed: not counted
+    ctx.record(req("pay", at=NOON - timedelta(minutes=50)))
+    ctx.record(req("pay", at=NOON - timedelta(minutes=10)))
+    denied = engine.decide(req("pay", at=NOON), ctx)
+    assert denied.effect is Effect.DENY and "limit reached: 2 calls" in denied.reasons[0].note
+    assert engine.decide(req("pay", at=NOON, user="u2"), ctx).effect is Effect.ALLOW  # per user
+    assert engine.decide(req("pay", at=NOON + timedelta(minutes=51)), ctx).effect is Effect.ALLOW  # window slid
+
+
+def test_sliding_sum_and_sequence_rules() -> None:
+    policy = ("allow refund, crm.export, slack.post.\n"
+              "deny refund when sum of amount over refund in the last 24 hours per user plus amount exceeds 100.\n"
+              "deny slack.post after crm.export in the same session within 1 hour.")
+    engine, ctx = PolicyEngine.from_text(policy), InMemoryContext()
+    ctx.record(req("refund", {"amount": 60}, at=NOON - timedelta(hours=2)))
+    ctx.record(req("refund", {"amount": 60}, at=NOON - timedelta(hours=30)))  # outside the window
+    assert engine.decide(req("refund", {"amount": 40}), ctx).effect is Effect.ALLOW
+    assert engine.decide(req("refund", {"amount": 41}), ctx).effect is Effect.DENY
+    assert engine.decide(req("slack.post"), ctx).effect is Effect.ALLOW
+    ctx.record(req("crm.export", at=NOON - timedelta(minutes=30)))
+    assert engine.decide(req("slack.post"), ctx).effect is Effect.DENY
+    assert engine.decide(req("slack.post", session="s2"), ctx).effect is Effect.ALLOW
+    assert engine.decide(req("slack.post", session=None), ctx).effect is Effect.DENY  # no session: fail closed
+
+
+def test_time_windows_in_time_zones_and_spend() -> None:
+    policy = ('allow any tool.\ndeny any tool for agent "night-bot" outside 09:00-18:00 on weekdays in "Europe/Madrid".\n'
+              "deny any tool when accelerator spend of user today exceeds 5.00 USD.")
+    engine, ctx = PolicyEngine.from_text(policy), InMemoryContext()
+    monday_noon = datetime(2026, 11, 30, 11, 0, tzinfo=timezone.utc)  # 12:00 in Madrid
+    assert engine.decide(req("x", agent="night-bot", at=monday_noon), ctx).effect is Effect.ALLOW
+    assert engine.decide(req("x", agent="night-bot", at=monday_noon.replace(hour=17, minute=30)), ctx).effect is Effect.DENY
+    assert engine.decide(req("x", agent="night-bot", at=monday_noon - timedelta(days=2)), ctx).effect is Effect.DENY
+    assert engine.decide(req("x", agent="day-bot", at=monday_noon - timedelta(days=2)), ctx).effect is Effect.ALLOW
+    ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(hours=1))
+    ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(days=1))  # yesterday
+    assert engine.decide(req("x", at=monday_noon), ctx).effect is Effect.ALLOW
+    ctx.add_spend(Scope.USER, "u1", 1.5, monday_noon - timedelta(minutes=5))
+    assert engine.decide(req("x", at=monday_noon), ctx).effect is Effect.DENY
+    with pytest.raises(PolicyCheckError, match="unknown time zone"):
+        PolicyEngine.from_text('deny x outside 09:00-17:00 in "Mars/Olympus".')
+    with pytest.raises(PolicyCheckError, match="invalid regular expression"):
+        PolicyEngine.from_text('deny x when a matches "(".')
+
+
+def test_obligations_and_monitor_mode() -> None:
+    policy = ('allow crm.lookup, files.delete.\nredact email addresses and fields "ssn" in results of crm.*.\n'
+              'suppress output of crm.lookup when user has role "intern".\nmonitor deny files.delete.')
+    engine = PolicyEngine.from_text(policy)
+    d = engine.decide(req("crm.lookup", roles=("intern",)))
+    assert d.effect is Effect.ALLOW and d.obligations.suppress_output and d.obligations.redact_fields == ("ssn",)
+    assert [p.name for p in d.obligations.redact_patterns] == ["email"]
+    monitored = engine.decide(req("files.delete"))
+    assert monitored.effect is Effect.ALLOW and monitored.would_effect is Effect.DENY
+    assert monitored.monitored[0].text == "monitor deny files.delete."
+    assert engine.decide(req("crm.lookup")).would_effect is None
+
+
+def test_canonicalisation_nfkc_and_numbers() -> None:
+    engine = PolicyEngine.from_text('deny a when name is "admin".\ndeny a when n is 1.\nallow a.')
+    assert engine.decide(req("a", {"name": "ａｄｍｉｎ", "n": 0})).effect is Effect.DENY  # fullwidth look-alikes
+    assert engine.decide(req("a", {"name": "x", "n": 1.0})).effect is Effect.DENY
+    assert engine.decide(req("a", {"name": "x", "n": "1"})).effect is Effect.ALLOW
+    assert engine.decide(req("a", {"name": "x", "n": True})).effect is Effect.ALLOW
+
+
+def test_deterministic_thread_safe_and_batch() -> None:
+    engine = PolicyEngine.from_paths([Path(__file__).parent / "data"])
+    ctx = InMemoryContext(resolvers={"order": lambda k: {"status": "pending"}}, detectors={"sensitive information": lambda text: 0.1})
+    requests = [req(a, {"amount": n * 97 % 1200, "order_id": "o", "recipient": "z@example.com", "customer": {"status": "ok"}}, ("support",) * (n % 2))
+                for n in range(60) for a in ("refunds.issue", "cancel_order", "email.send", "crm.x", "files.delete")]
+    expected = engine.decide_many(requests, ctx)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda r: engine.decide(r, ctx), requests * 4))
+    assert results == expected * 4
+    assert {d.effect for d in expected} >= {Effect.DENY, Effect.ALLOW}
+
+
+def test_explain_traces_every_condition() -> None:
+    engine = PolicyEngine.from_text(REFUNDS, "refunds.policy")
+    decision, trace = engine.explain(req("refunds.issue", {"amount": 100}, ("support",)))
+    assert decision.effect is Effect.ALLOW
+    assert ("amount is at most 500", True) in trace and ("amount is more than 500", False) in trace
+    assert ("customer.status is present", False) in trace

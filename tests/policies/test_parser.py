@@ -1,0 +1,158 @@
+"""Parser: every meaning of the language parses to the right AST; errors are located and helpful."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcore.policies import PolicySyntaxError, parse
+from agentcore.policies import ast
+
+DATA = Path(__file__).parent / "data"
+
+
+def rule(text: str) -> ast.Rule:
+    return parse(text, "t.policy").rules[0]
+
+
+def cond(text: str) -> ast.Cond:
+    return rule(f"deny x when {text}.").clauses[0].cond
+
+
+def test_header_metadata_comments_and_default() -> None:
+    f = parse('# c1\npolicy "refunds" version 3 owner "payments" description "d"\ndefault allow.\n# c2\ndeny x.\n', "a.policy")
+    assert (f.name, f.version, f.owner, f.description, f.default) == ("refunds", 3, "payments", "d", "allow")
+    assert [c.line for c in f.comments] == [1, 4]
+    assert f.rules[0].span is not None and (f.rules[0].span.line, f.rules[0].span.column) == (5, 1)
+
+
+def test_every_feature_file_parses() -> None:
+    f = parse((DATA / "features.policy").read_text(), "features.policy")
+    kinds = [r.kind for r in f.rules]
+    assert kinds.count("deny") == 13 and {"allow", "approval", "limit", "redact"} <= set(kinds)
+    monitor = next(r for r in f.rules if r.monitor)
+    assert monitor.id == "no-deletes" and monitor.explicit_id
+
+
+def test_effects_and_targets() -> None:
+    r = rule('require approval from role "manager" for refunds.issue, refunds.void for users with role "support".')
+    assert r.kind == "approval" and r.approver == "manager" and r.targets.names == ("refunds.issue", "refunds.void")
+    assert r.subjects == (ast.Subject(kind="role", value="support", span=r.subjects[0].span),)
+    assert rule("deny any tool.").targets.any
+    glob = rule("deny any tool in crm.*, *.delete.").targets
+    assert glob.names == ("crm.*", "*.delete") and glob.any_phrase
+
+
+def test_limit_redact_suppress() -> None:
+    r = rule("limit payments.charge to 10 calls per hour per user.")
+    assert r.limit is not None and (r.limit.count, r.limit.window.seconds, r.limit.scope) == (10, 3600, "user")
+    assert rule("limit a to 3 calls per 5 minutes per session.").limit.window.seconds == 300  # type: ignore[union-attr]
+    r = rule('redact email addresses and card numbers and fields "a.b", "c" and pattern "x+" as "xs" in results of crm.lookup.')
+    assert [x.kind for x in r.redactions] == ["email", "card", "fields", "pattern"]
+    assert r.redactions[2].fields == ("a.b", "c") and r.redactions[3].name == "xs"
+    assert rule("suppress output of secrets.read.").kind == "suppress"
+
+
+@pytest.mark.parametrize(
+    ("text", "op", "right"),
+    [
+        ("amount is at most 500", "le", [500]),
+        ("amount <= 500", "le", [500]),
+        ("amount is more than 2.5", "gt", [2.5]),
+        ("amount exceeds 1", "gt", [1]),
+        ("amount is at least -3", "ge", [-3]),
+        ("amount is less than 0", "lt", [0]),
+        ("a.b.c is between 1 and 10", "between", [1, 10]),
+        ("a is not between 1 and 10", "not_between", [1, 10]),
+        ('status is "flagged"', "eq", ["flagged"]),
+        ('status is not "x"', "ne", ["x"]),
+        ("flag = true", "eq", [True]),
+        ("flag != null", "ne", [None]),
+        ('host is one of "a", "b"', "one_of", ["a", "b"]),
+        ('host is not one of "a", 2', "not_one_of", ["a", 2]),
+        ('to contains "@"', "contains", ["@"]),
+        ('to does not contain "@"', "not_contains", ["@"]),
+        ('to starts with "a"', "starts_with", ["a"]),
+        ('to ends with "a"', "ends_with", ["a"]),
+        ('to does not end with "a"', "not_ends_with", ["a"]),
+        ('to matches "^a+$"', "matches", ["^a+$"]),
+        ('to does not match "b"', "not_matches", ["b"]),
+        ("to is missing", "missing", []),
+        ("to is present", "present", []),
+        ('user has role "admin"', "has_role", ["admin"]),
+        ('user does not have role "admin"', "not_has_role", ["admin"]),
+    ],
+)
+def test_predicates(text: str, op: str, right: list[object]) -> None:
+    c = cond(text)
+    assert isinstance(c, ast.Compare) and c.op == op
+    assert [v.value for v in c.right if isinstance(v, ast.Lit)] == right
+
+
+def test_paths_roots_and_value_functions() -> None:
+    c = cond('user.department is "x"')
+    assert isinstance(c, ast.Compare) and c.left == ast.Path(root="user", parts=("department",), span=c.left.span)
+    c = cond("args.user is 1")
+    assert isinstance(c, ast.Compare) and isinstance(c.left, ast.Path) and (c.left.root, c.left.parts) == ("args", ("user",))
+    c = cond('order(order_id).status is "pending"')
+    assert isinstance(c, ast.Compare) and isinstance(c.left, ast.Resolve)
+    assert (c.left.entity, c.left.attr) == ("order", ("status",))
+    assert isinstance(cond("length of items is at most 3").left, ast.Length)  # type: ignore[union-attr]
+    assert isinstance(cond('url host is "a"').left, ast.Host)  # type: ignore[union-attr]
+    assert isinstance(cond("a plus b exceeds 3").left, ast.Plus)  # type: ignore[union-attr]
+    s = cond("sum of amount over refunds.* in the last 24 hours per user exceeds 2000").left  # type: ignore[union-attr]
+    assert isinstance(s, ast.Sum) and s.window.seconds == 86400 and s.actions.names == ("refunds.*",)
+    n = cond("count of calls to any tool in the last 1 minute per session is at least 3").left  # type: ignore[union-attr]
+    assert isinstance(n, ast.Count) and n.actions.any and n.scope == "session"
+    sp = cond("accelerator spend of tenant in the last 7 days exceeds 5.00 USD")
+    assert isinstance(sp, ast.Compare) and isinstance(sp.left, ast.Spend) and sp.left.window is not None
+    assert isinstance(sp.right[0], ast.Lit) and sp.right[0].currency == "USD"
+    sc = cond('"pii" score of body is at least 0.8').left  # type: ignore[union-attr]
+    assert isinstance(sc, ast.Score) and sc.detector == "pii" and isinstance(sc.source, ast.Path)
+
+
+def test_logic_precedence_and_temporal() -> None:
+    c = cond("a is 1 or b is 2 and not c is 3")
+    assert isinstance(c, ast.Or) and isinstance(c.items[1], ast.And) and isinstance(c.items[1].items[1], ast.Not)
+    c = cond("(a is 1 or b is 2) and c is 3")
+    assert isinstance(c, ast.And) and isinstance(c.items[0], ast.Or)
+    r = rule('deny any tool for agent "bot" outside 22:00-06:00 on saturday, sunday in "Europe/Madrid".')
+    w = r.clauses[0].cond
+    assert isinstance(w, ast.TimeWindow) and w.outside and w.days == (5, 6) and w.tz == "Europe/Madrid"
+    a = rule("deny slack.post after crm.export for the same user within 2 hours.").clauses[0].cond
+    assert isinstance(a, ast.After) and a.scope == "user" and a.within.seconds == 7200
+    assert rule("deny x unless a is 1.").clauses[0].mode == "unless"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "expected", "help"),
+    [
+        ("deny x whn a is 1.", "t.policy:1:8:", '"when"', "did you mean `when`?"),
+        ("alow x.", "t.policy:1:1:", '"allow"', "did you mean `allow`?"),
+        ("limit a to 3 calls per hour per usr.", "t.policy:1:33:", "a scope", "did you mean `user`?"),
+        ("deny x when a is 1", "t.policy:1:18:", '"."', "end every rule with a full stop"),
+        ('deny x when a is "open.', "t.policy:1:18:", "a quoted string", ""),
+    ],
+)
+def test_syntax_errors_are_located_and_helpful(text: str, where: str, expected: str, help: str) -> None:
+    with pytest.raises(PolicySyntaxError) as caught:
+        parse(text, "t.policy")
+    message = str(caught.value)
+    assert message.startswith(where) and expected in message and help in message
+    assert text.splitlines()[0] in message and "^" in message
+
+
+def test_all_errors_of_a_file_are_reported() -> None:
+    with pytest.raises(PolicySyntaxError) as caught:
+        parse("deny x whn a is 1.\nallow y.\nalow z.\n", "t.policy")
+    assert [(p.line, p.column) for p in caught.value.problems] == [(1, 8), (3, 1)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["deny x when a is 1.\nrule \"r\": deny y.\nrule \"r\": deny z.", "default allow.\ndefault deny.", "deny crm.* when crm.* is 1."],
+)
+def test_semantic_syntax_errors(text: str) -> None:
+    with pytest.raises(PolicySyntaxError):
+        parse(text)
