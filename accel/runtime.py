@@ -13,12 +13,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import onnxruntime as ort
 from pydantic import BaseModel, ConfigDict
 
+from agentcore.accel.ledger import Ledger
+from agentcore.accel.metering import Meter, sequence_length
 from agentcore.accel.models.registry import VARIANTS, BuiltModel, ensure_built, file_hash, load_verified
+from agentcore.accel.sim.device import SimulatedDevice
 from agentcore.accel.tokenizer import EncoderTokenizer, pad_batch
 from agentcore.errors import ModelError
 
@@ -26,7 +30,7 @@ DEFAULT_BATCH_SIZE = 32
 
 
 class Receipt(BaseModel):
-    """What one accelerator call ran, for whom, and what it cost in real CPU time."""
+    """What one accelerator call ran, for whom, its real CPU time, and its simulated device cost."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -40,6 +44,15 @@ class Receipt(BaseModel):
     tokens: int = 0
     truncated: int = 0
     cpu_seconds: float
+    # simulated on ``profile`` (see agentcore.accel.sim): not measured
+    queue_seconds: float = 0.0
+    device_seconds: float = 0.0
+    latency_seconds: float = 0.0
+    usd: float = 0.0
+    joules: float = 0.0
+    profile: str | None = None
+    devices: tuple[str, ...] = ()
+    rejected: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,8 @@ class Accelerator:
 
     ``variant`` picks the encoder build (``"fp32"`` or ``"int8"``); ``model_dir`` points at an HF-layout
     folder or model wheel (default: ``$AGENTCORE_MODEL_DIR``, else all-MiniLM-L6-v2 from PyPI).
+    ``device`` is the simulated fleet each call is charged to (a profile name or a ``SimulatedDevice``,
+    default trn2.48xlarge); ``ledger`` persists receipts (default database; ``None`` keeps none).
     """
 
     def __init__(
@@ -105,6 +120,8 @@ class Accelerator:
         model_dir: str | os.PathLike[str] | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         threads: int | None = None,
+        device: SimulatedDevice | str | None = None,
+        ledger: Ledger | Literal["default"] | None = "default",
     ) -> None:
         if variant not in VARIANTS:
             raise ModelError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -117,6 +134,12 @@ class Accelerator:
         self._encoder: BuiltModel | None = None
         self._tokenizer: EncoderTokenizer | None = None
         self._init_lock = threading.Lock()
+        self.meter = Meter(device, ledger)
+
+    @property
+    def ledger(self) -> Ledger | None:
+        """Where receipts are persisted; ``ledger.spend(tenant=..., window=...)`` answers budget questions."""
+        return self.meter.ledger
 
     @property
     def encoder(self) -> BuiltModel:
@@ -168,11 +191,13 @@ class Accelerator:
         session = _session(load_verified(encoder, variant), self.threads)
         tokens = self._encoder_tokenizer().encode(checked)
         order = np.argsort(tokens.lengths, kind="stable")
+        chunks = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        shapes = [(len(chunk), max(tokens.lengths[i] for i in chunk)) for chunk in chunks]
+        charge = self.meter.charge(load_verified(encoder, variant), encoder.name, variant, shapes)
         vectors = np.empty((len(checked), encoder.hidden_size), dtype=np.float32)
         started = time.perf_counter()
         batches = 0
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
+        for chunk in chunks if not charge.rejected else []:
             input_ids, mask = pad_batch([tokens.ids[i] for i in chunk])
             vectors[chunk] = session.run(["embeddings"], {"input_ids": input_ids, "attention_mask": mask})[0]
             batches += 1
@@ -187,8 +212,9 @@ class Accelerator:
             tokens=sum(tokens.lengths),
             truncated=sum(tokens.truncated),
             cpu_seconds=time.perf_counter() - started,
+            **self.meter.fields(charge, self.meter.device.profile.name),
         )
-        return EmbeddingResult(vectors, receipt)
+        return EmbeddingResult(vectors, self.meter.settle(receipt, charge))
 
     def infer(
         self,
@@ -204,14 +230,15 @@ class Accelerator:
         if not path.is_file():
             raise ModelError(f"ONNX model {path} does not exist")
         session = _session(path, self.threads)
+        items = int(next(iter(inputs.values())).shape[0]) if inputs else 0
+        charge = self.meter.charge(path, path.stem, "fp32", [(max(items, 1), sequence_length(inputs))])
         started = time.perf_counter()
         try:
-            values = session.run(None, dict(inputs))
+            values = session.run(None, dict(inputs)) if not charge.rejected else []
         except Exception as error:  # onnxruntime's errors are untyped; name the model and the inputs
             raise ModelError(f"running {path.name} on inputs {sorted(inputs)} failed: {error}") from error
         elapsed = time.perf_counter() - started
-        outputs = {meta.name: value for meta, value in zip(session.get_outputs(), values, strict=True)}
-        items = int(next(iter(inputs.values())).shape[0]) if inputs else 0
+        outputs = {meta.name: value for meta, value in zip(session.get_outputs(), values, strict=False)}
         receipt = Receipt(
             model=path.stem,
             variant="fp32",
@@ -221,5 +248,6 @@ class Accelerator:
             items=items,
             batches=1,
             cpu_seconds=elapsed,
+            **self.meter.fields(charge, self.meter.device.profile.name),
         )
-        return InferenceResult(outputs, receipt)
+        return InferenceResult(outputs, self.meter.settle(receipt, charge))

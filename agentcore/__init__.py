@@ -18,6 +18,12 @@ _LAZY: dict[str, str] = {
     "Accelerator": "agentcore.accel.runtime",
     "EmbeddingResult": "agentcore.accel.runtime",
     "Receipt": "agentcore.accel.runtime",
+    "MemoryStore": "agentcore.memory",
+    "MemoryRecord": "agentcore.memory",
+    "ScoredRecord": "agentcore.memory",
+    "MemoryEvent": "agentcore.memory",
+    "ScoredEvent": "agentcore.memory",
+    "MemoryStrategy": "agentcore.memory",
     "PolicyEngine": "agentcore.policies",
     "Request": "agentcore.policies",
     "Decision": "agentcore.policies",
@@ -31,10 +37,15 @@ _LAZY: dict[str, str] = {
     "UnknownToolError": "agentcore.gateway",
     "ToolExecutionError": "agentcore.gateway",
     "GatewayError": "agentcore.gateway",
+    "EvaluationSuite": "agentcore.evaluations",
+    "EvaluatorResult": "agentcore.evaluations",
+    "Trace": "agentcore.evaluations",
+    "TraceFormatError": "agentcore.evaluations",
 }
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Accelerator, EmbeddingResult, Receipt
+    from agentcore.evaluations import EvaluationSuite, EvaluatorResult, Trace, TraceFormatError
     from agentcore.gateway import (
         ApprovalRequired,
         Gateway,
@@ -44,6 +55,7 @@ if TYPE_CHECKING:
         ToolExecutionError,
         UnknownToolError,
     )
+    from agentcore.memory import MemoryEvent, MemoryRecord, MemoryStore, MemoryStrategy, ScoredEvent, ScoredRecord
     from agentcore.policies import Decision, Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
 
 
@@ -68,8 +80,14 @@ __all__ = [
     "Decision",
     "Effect",
     "EmbeddingResult",
+    "EvaluationSuite",
+    "EvaluatorResult",
     "Gateway",
     "GatewayError",
+    "MemoryEvent",
+    "MemoryRecord",
+    "MemoryStore",
+    "MemoryStrategy",
     "ModelCorruptError",
     "ModelError",
     "ModelNotFoundError",
@@ -78,9 +96,13 @@ __all__ = [
     "PolicySyntaxError",
     "Receipt",
     "Request",
+    "ScoredEvent",
+    "ScoredRecord",
     "ToolArgumentError",
     "ToolDenied",
     "ToolExecutionError",
+    "Trace",
+    "TraceFormatError",
     "UnknownToolError",
     "__version__",
 ]

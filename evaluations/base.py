@@ -52,7 +52,9 @@ def targets_for(level: Level, sessions: Sequence[Session]) -> list[Target]:
         return [Target(session) for session in sessions]
     if level is Level.TRACE:
         return [Target(session, trace) for session in sessions for trace in session.traces]
-    return [Target(session, trace, call) for session in sessions for trace in session.traces for call in trace.tool_calls]
+    return [
+        Target(session, trace, call) for session in sessions for trace in session.traces for call in trace.tool_calls
+    ]
 
 
 class Evaluator(ABC):

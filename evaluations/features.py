@@ -22,7 +22,6 @@ GROUNDING_FEATURES = (
     "new_content_word_coverage",
     "number_coverage",
     "entity_coverage",
-    "log_answer_words",
 )
 REFERENCE_FEATURES = (
     "reference_similarity",
@@ -30,7 +29,6 @@ REFERENCE_FEATURES = (
     "answer_precision",
     "number_agreement",
     "entity_agreement",
-    "log_length_ratio",
 )
 HELPFULNESS_FEATURES = (
     "request_similarity",
@@ -67,8 +65,7 @@ def grounding_features(answer: str, question: str, documents: Sequence[str], mod
         whole,
         coverage(new_words, content_words(source)),
         coverage(numbers(answer) - numbers(question), numbers(source)),
-        coverage(entities(answer) - entities(question), {e for e in entities(source)} | content_words(source)),
-        math.log1p(len(words(answer))),
+        coverage(entities(answer) - entities(question), entities(source) | content_words(source)),
     ]
 
 
@@ -94,7 +91,6 @@ def reference_features(answer: str, reference: str, question: str, models: Model
         coverage(said, expected | given),
         _f_agreement(numbers(answer), numbers(reference)),
         _f_agreement(entities(answer) - entities(question), entities(reference) - entities(question)),
-        math.log((1 + len(words(answer))) / (1 + len(words(reference)))),
     ]
 
 

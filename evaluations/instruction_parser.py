@@ -13,22 +13,67 @@ from typing import Any
 
 from agentcore.evaluations.trace import Instruction
 
-_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _NUM = r"(\d+|" + "|".join(_NUMBERS) + r")"
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7}
 _LANGUAGES = {
-    "english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it", "portuguese": "pt",
-    "russian": "ru", "bulgarian": "bg", "ukrainian": "uk", "arabic": "ar", "urdu": "ur", "persian": "fa",
-    "farsi": "fa", "hindi": "hi", "marathi": "mr", "nepali": "ne", "bengali": "bn", "bangla": "bn",
-    "punjabi": "pa", "gujarati": "gu", "tamil": "ta", "telugu": "te", "kannada": "kn", "malayalam": "ml",
-    "thai": "th", "korean": "ko", "japanese": "ja", "chinese": "zh", "vietnamese": "vi", "finnish": "fi",
-    "swahili": "sw", "dutch": "nl", "greek": "el", "hebrew": "he",
-}  # fmt: skip
+    "english": "en",
+    "german": "de",
+    "french": "fr",
+    "spanish": "es",
+    "italian": "it",
+    "portuguese": "pt",
+    "russian": "ru",
+    "bulgarian": "bg",
+    "ukrainian": "uk",
+    "arabic": "ar",
+    "urdu": "ur",
+    "persian": "fa",
+    "farsi": "fa",
+    "hindi": "hi",
+    "marathi": "mr",
+    "nepali": "ne",
+    "bengali": "bn",
+    "bangla": "bn",
+    "punjabi": "pa",
+    "gujarati": "gu",
+    "tamil": "ta",
+    "telugu": "te",
+    "kannada": "kn",
+    "malayalam": "ml",
+    "thai": "th",
+    "korean": "ko",
+    "japanese": "ja",
+    "chinese": "zh",
+    "vietnamese": "vi",
+    "finnish": "fi",
+    "swahili": "sw",
+    "dutch": "nl",
+    "greek": "el",
+    "hebrew": "he",
+}
 _RELATIONS = {
-    "at least": "at least", "more than": "at least", "minimum of": "at least",
-    "less than": "less than", "fewer than": "less than", "at most": "less than", "no more than": "less than",
-    "maximum of": "less than", "under": "less than",
-}  # fmt: skip
+    "at least": "at least",
+    "more than": "at least",
+    "minimum of": "at least",
+    "less than": "less than",
+    "fewer than": "less than",
+    "at most": "less than",
+    "no more than": "less than",
+    "maximum of": "less than",
+    "under": "less than",
+}
 _REL = r"(at least|more than|minimum of|less than|fewer than|at most|no more than|maximum of|under)"
 
 
@@ -101,7 +146,11 @@ def _sentences(match: re.Match[str], text: str) -> Instruction:
     return _make("length_constraints:number_sentences", relation=relation, num_sentences=value)
 
 
-@_rule(r"paragraph\s+(?:number\s+)?(\d+|" + "|".join(_ORDINALS) + r")[^.]*?(?:start|begin)s? with (?:the )?word\s+[\"'“]?(\w+)")
+@_rule(
+    r"paragraph\s+(?:number\s+)?(\d+|"
+    + "|".join(_ORDINALS)
+    + r")[^.]*?(?:start|begin)s? with (?:the )?word\s+[\"'“]?(\w+)"
+)
 def _nth_paragraph(match: re.Match[str], text: str) -> Instruction | None:
     total = re.search(_NUM + r"\s+paragraphs", text, re.IGNORECASE)
     if total is None:
@@ -127,7 +176,10 @@ def _quotation(match: re.Match[str], text: str) -> Instruction:
     return _make("startend:quotation")
 
 
-@_rule(r"(?:end|finish|conclude) (?:your|the|it)[^.\"“]{0,40}?with (?:the |this )?(?:exact |following )?(?:phrase|words?|sentence)?\s*[:]?\s*[\"“']([^\"”]+?)[\"”']")
+@_rule(
+    r"(?:end|finish|conclude) (?:your|the|it)[^.\"“]{0,40}?with (?:the |this )?(?:exact |following )?"
+    r"(?:phrase|words?|sentence)?\s*[:]?\s*[\"“']([^\"”]+?)[\"”']"
+)
 def _end(match: re.Match[str], text: str) -> Instruction:
     return _make("startend:end_checker", end_phrase=match.group(1).strip())
 
@@ -152,9 +204,14 @@ def _json(match: re.Match[str], text: str) -> Instruction:
     return _make("detectable_format:json_format")
 
 
-@_rule(_NUM + r"\s+sections?[^.]*?(?:mark|begin|start|label)[^.]*?with\s+(?:the\s+)?(?:word\s+)?[\"'“]?(SECTION|Section|PARAGRAPH|Paragraph|Part|PART|Chapter|CHAPTER|Day|DAY|Slide|SLIDE)\s?X")
+@_rule(
+    _NUM + r"\s+sections?[^.]*?(?:mark|begin|start|label)[^.]*?with\s+(?:the\s+)?(?:word\s+)?[\"'“]?"
+    r"(SECTION|Section|PARAGRAPH|Paragraph|Part|PART|Chapter|CHAPTER|Day|DAY|Slide|SLIDE)\s?X"
+)
 def _multiple_sections(match: re.Match[str], text: str) -> Instruction:
-    return _make("detectable_format:multiple_sections", num_sections=_number(match.group(1)), section_spliter=match.group(2))
+    return _make(
+        "detectable_format:multiple_sections", num_sections=_number(match.group(1)), section_spliter=match.group(2)
+    )
 
 
 @_rule(r"[\"“]?My answer is yes\.?[\"”]?,?\s*[\"“]?My answer is no")
@@ -167,7 +224,10 @@ def _placeholders(match: re.Match[str], text: str) -> Instruction:
     return _make("detectable_content:number_placeholders", num_placeholders=_number(match.group(1)))
 
 
-@_rule(r"(?:postscript|P\.S\.|P\.P\.S)[^\n]*?(?:starting with|start with|begin(?:ning)? with|marked)?\s*[\"'“]?(P\.P\.S|P\.S\.?)")
+@_rule(
+    r"(?:postscript|P\.S\.|P\.P\.S)[^\n]*?(?:starting with|start with|begin(?:ning)? with|marked)?"
+    r"\s*[\"'“]?(P\.P\.S|P\.S\.?)"
+)
 def _postscript(match: re.Match[str], text: str) -> Instruction:
     marker = match.group(1).upper()
     return _make("detectable_content:postscript", postscript_marker="P.S." if marker in ("P.S", "P.S.") else marker)
@@ -178,12 +238,21 @@ def _keywords(match: re.Match[str], text: str) -> Instruction:
     return _make("keywords:existence", keywords=_quoted(match.group(1).split(" in the ")[0]))
 
 
-@_rule(r"(?:not|n't|without|avoid)\s+(?:include|use|using|including|mention|say)(?: the)?(?: keywords?| words?)\s+([^.\n]+)")
+@_rule(
+    r"(?:not|n't|without|avoid)\s+(?:include|use|using|including|mention|say)(?: the)?(?: keywords?| words?)"
+    r"\s+([^.\n]+)"
+)
 def _forbidden(match: re.Match[str], text: str) -> Instruction:
     return _make("keywords:forbidden_words", forbidden_words=_quoted(match.group(1).split(" in the ")[0]))
 
 
-@_rule(r"(?:word|keyword)\s+[\"'“]?([\w-]+)[\"'”]?\s+(?:should|must|to|will)?\s*(?:appear|be used|occur)[^.]*?" + _REL + r"\s+" + _NUM + r"\s+times")
+@_rule(
+    r"(?:word|keyword)\s+[\"'“]?([\w-]+)[\"'”]?\s+(?:should|must|to|will)?\s*(?:appear|be used|occur)[^.]*?"
+    + _REL
+    + r"\s+"
+    + _NUM
+    + r"\s+times"
+)
 def _frequency(match: re.Match[str], text: str) -> Instruction:
     relation, value = _count(match.group(2), match.group(3))
     return _make("keywords:frequency", keyword=match.group(1), relation=relation, frequency=value)
@@ -208,7 +277,9 @@ def _two(match: re.Match[str], text: str) -> Instruction:
 
 @_rule(r"(?:in|using|only)\s+(?:the\s+)?(" + "|".join(_LANGUAGES) + r")(?:\s+language)?(?:,|\.| only| and| no other)")
 def _language(match: re.Match[str], text: str) -> Instruction | None:
-    if not re.search(r"respon|answer|reply|output|written|write", text[max(0, match.start() - 80) : match.end() + 40], re.I):
+    if not re.search(
+        r"respon|answer|reply|output|written|write", text[max(0, match.start() - 80) : match.end() + 40], re.I
+    ):
         return None
     return _make("language:response_language", language=_LANGUAGES[match.group(1).lower()])
 

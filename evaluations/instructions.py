@@ -34,7 +34,9 @@ def _relation(count: int, relation: str, target: int) -> bool:
 
 
 _ALPHA = "([A-Za-z])"
-_STARTERS = r"(Mr|Mrs|Ms|Dr|Prof|Capt|Cpt|Lt|He\s|She\s|It\s|They\s|Their\s|Our\s|We\s|But\s|However\s|That\s|This\s|Wherever)"
+_STARTERS = (
+    r"(Mr|Mrs|Ms|Dr|Prof|Capt|Cpt|Lt|He\s|She\s|It\s|They\s|Their\s|Our\s|We\s|But\s|However\s|That\s|This\s|Wherever)"
+)
 _ACRONYMS = "([A-Z][.][A-Z][.](?:[A-Z][.])?)"
 _SUFFIXES = "(Inc|Ltd|Jr|Sr|Co)"
 _SENTENCE_FIXES: tuple[tuple[str, str], ...] = (
@@ -191,7 +193,9 @@ def _keywords(response: str, kwargs: dict[str, Any], prompt: str) -> bool:
 
 @_checker("keywords:forbidden_words")
 def _forbidden(response: str, kwargs: dict[str, Any], prompt: str) -> bool:
-    return not any(re.search(r"\b" + re.escape(word) + r"\b", response, flags=re.IGNORECASE) for word in kwargs["forbidden_words"])
+    return not any(
+        re.search(r"\b" + re.escape(word) + r"\b", response, flags=re.IGNORECASE) for word in kwargs["forbidden_words"]
+    )
 
 
 @_checker("keywords:frequency")
@@ -244,7 +248,9 @@ def check_instruction(instruction_id: str, response: str, kwargs: dict[str, Any]
     """Whether ``response`` follows the instruction ``instruction_id`` with parameters ``kwargs``."""
     checker = CHECKERS.get(instruction_id)
     if checker is None:
-        raise EvaluationError(f"unknown verifiable instruction {instruction_id!r}; known: {', '.join(sorted(CHECKERS))}")
+        raise EvaluationError(
+            f"unknown verifiable instruction {instruction_id!r}; known: {', '.join(sorted(CHECKERS))}"
+        )
     try:
         return checker(response, {key: value for key, value in kwargs.items() if value is not None}, prompt)
     except KeyError as error:

@@ -83,7 +83,9 @@ def call_problems(call: ToolCall, expected: ExpectedCall) -> list[str]:
             if "" not in options:
                 problems.append(f"missing argument {name!r}")
         elif not any(values_match(call.arguments[name], option) for option in options if option != ""):
-            problems.append(f"argument {name!r}={call.arguments[name]!r} is not one of {[o for o in options if o != '']!r}")
+            problems.append(
+                f"argument {name!r}={call.arguments[name]!r} is not one of {[o for o in options if o != '']!r}"
+            )
     problems.extend(f"unexpected argument {name!r}" for name in call.arguments if name not in expected.arguments)
     return problems
 
@@ -99,7 +101,11 @@ def best_match(call: ToolCall, expected: Sequence[ExpectedCall]) -> list[str]:
 def schema_problems(call: ToolCall, tool: ToolSpec) -> list[str]:
     """Required arguments missing, unknown arguments, wrong JSON types and values outside ``enum``."""
     properties: dict[str, Any] = tool.parameters.get("properties", {}) or {}
-    problems = [f"missing required argument {name!r}" for name in tool.parameters.get("required", []) if name not in call.arguments]
+    problems = [
+        f"missing required argument {name!r}"
+        for name in tool.parameters.get("required", [])
+        if name not in call.arguments
+    ]
     for name, value in call.arguments.items():
         schema = properties.get(name)
         if schema is None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Level(str, Enum):
+class Level(StrEnum):
     """What one result judges: a whole session, one turn (trace), or one tool call."""
 
     SESSION = "session"
@@ -35,7 +35,13 @@ class Scale(BaseModel):
 
 YES_NO = Scale(labels=(("No", 0.0), ("Yes", 1.0)))
 FIVE = Scale(
-    labels=(("Not At All", 0.0), ("Not Generally", 0.25), ("Neutral/Mixed", 0.5), ("Generally Yes", 0.75), ("Completely Yes", 1.0))
+    labels=(
+        ("Not At All", 0.0),
+        ("Not Generally", 0.25),
+        ("Neutral/Mixed", 0.5),
+        ("Generally Yes", 0.75),
+        ("Completely Yes", 1.0),
+    )
 )
 
 

@@ -19,8 +19,10 @@ from agentcore.memory.models import (
     ScoredRecord,
 )
 from agentcore.memory.namespaces import resolve_namespace
-from agentcore.memory.store import MemoryStore, NewRecord
+from agentcore.memory.store import MemoryStore, NewEvent, NewRecord
 from agentcore.memory.strategies import DEFAULT_STRATEGIES, MemoryStrategy, consolidate
+
+MemoryEvent = Event  # the name `agentcore` re-exports, where a bare "Event" would be ambiguous
 
 __all__ = [
     "DEFAULT_STRATEGIES",
@@ -30,19 +32,21 @@ __all__ = [
     "FactExtractor",
     "ForgetReport",
     "InvalidMemoryInputError",
+    "MemoryEvent",
     "MemoryNotFoundError",
     "MemoryRecord",
     "MemoryStats",
     "MemoryStore",
     "MemoryStoreError",
     "MemoryStrategy",
+    "NewEvent",
     "NewRecord",
     "PreferenceExtractor",
     "PurgeReport",
     "Role",
+    "SchemaVersionError",
     "ScoredEvent",
     "ScoredRecord",
-    "SchemaVersionError",
     "SummaryExtractor",
     "consolidate",
     "resolve_namespace",

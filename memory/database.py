@@ -12,7 +12,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,7 +38,7 @@ def default_url() -> str:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def create_memory_engine(url: str, *, synchronous: str = "FULL") -> Engine:

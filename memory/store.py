@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, Engine, delete, func, insert, select, text, update
+from sqlalchemy import ColumnElement, Engine, bindparam, delete, func, insert, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
 from agentcore.memory import search
 from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
-from agentcore.memory.filters import compile_filters
+from agentcore.memory.filters import Predicate, compile_filters
 from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
 from agentcore.memory.models import (
     Event,
@@ -59,6 +59,20 @@ ACTORS = ActorRow.__table__
 EMBED_BATCH = 256
 
 
+class NewEvent(BaseModel):
+    """An event to append with :meth:`MemoryStore.add_events`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str
+    text: str
+    payload: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    branch: str | None = None
+    created_at: datetime | None = None
+    expires_at: datetime | None = None
+
+
 class NewRecord(BaseModel):
     """A record to store with :meth:`MemoryStore.add_records`."""
 
@@ -76,8 +90,8 @@ class NewRecord(BaseModel):
 def _utc(value: datetime | None) -> datetime | None:
     """Aware UTC; a naive datetime is taken to be UTC already."""
     if value is None or value.tzinfo is None:
-        return None if value is None else value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return None if value is None else value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def _expiry(start: datetime, ttl: timedelta | None, expires_at: datetime | None) -> datetime | None:
@@ -188,34 +202,53 @@ class MemoryStore:
         created_at: datetime | None = None,
     ) -> Event:
         """Append an immutable event; it is durable when this returns (embedded later, on first search)."""
+        start = _utc(created_at) or utcnow()
+        new = NewEvent(
+            role=role,
+            text=text,
+            payload=payload,
+            metadata=dict(metadata or {}),
+            branch=branch,
+            created_at=start,
+            expires_at=_expiry(start, ttl, expires_at),
+        )
+        return self.add_events(actor_id, session_id, [new])[0]
+
+    def add_events(self, actor_id: str, session_id: str, events: Sequence[NewEvent]) -> list[Event]:
+        """Append many events of one session in one transaction (all or none), e.g. to import a history."""
         check_id("actor_id", actor_id)
         check_id("session_id", session_id)
-        if branch is not None:
-            check_id("branch", branch)
+        now = utcnow()
+        rows = [self._event_row(actor_id, session_id, new, now) for new in events]
+        if not rows:
+            return []
+
+        def work(connection: Connection) -> list[int]:
+            self._touch_session(connection, actor_id, session_id, now)
+            statement = insert(EVENTS).returning(EVENTS.c.id, sort_by_parameter_order=True)
+            return list(connection.execute(statement, rows).scalars())
+
+        ids = run_write(self.engine, work)
+        return [Event(id=event_id, **row) for event_id, row in zip(ids, rows, strict=True)]
+
+    def _event_row(self, actor_id: str, session_id: str, new: NewEvent, now: datetime) -> dict[str, Any]:
+        if new.branch is not None:
+            check_id("branch", new.branch)
         try:
-            role = Role(role)
+            role = Role(new.role)
         except ValueError:
-            raise InvalidMemoryInputError(f"role {role!r} is not one of {', '.join(r.value for r in Role)}") from None
-        check_text("event text", text, self.max_text_chars)
-        values: dict[str, Any] = {
+            raise InvalidMemoryInputError(f"role {new.role!r} is not one of {', '.join(Role)}") from None
+        return {
             "actor_id": actor_id,
             "session_id": session_id,
             "role": role.value,
-            "text": text,
-            "payload": None if payload is None else check_json("payload", payload),
-            "metadata": check_metadata(metadata),
-            "branch": branch,
+            "text": check_text("event text", new.text, self.max_text_chars),
+            "payload": None if new.payload is None else check_json("payload", new.payload),
+            "metadata": check_metadata(new.metadata),
+            "branch": new.branch,
+            "created_at": _utc(new.created_at) or now,
+            "expires_at": _utc(new.expires_at),
         }
-        now = utcnow()
-        values["created_at"] = _utc(created_at) or now
-        values["expires_at"] = _expiry(values["created_at"], ttl, expires_at)
-
-        def work(connection: Connection) -> int:
-            self._touch_session(connection, actor_id, session_id, now)
-            return int(connection.execute(insert(EVENTS).values(**values)).inserted_primary_key[0])
-
-        event_id = run_write(self.engine, work)
-        return Event(id=event_id, **values)
 
     def _touch_session(self, connection: Connection, actor_id: str, session_id: str, now: datetime) -> None:
         dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
@@ -283,13 +316,18 @@ class MemoryStore:
             chunk = pending[start : start + EMBED_BATCH]
             vectors = self.embed(actor_id, [row.text for row in chunk])
 
-            def work(connection: Connection, chunk: Sequence[Any] = chunk, vectors: np.ndarray = vectors) -> None:
-                for row, vector in zip(chunk, vectors, strict=True):
-                    connection.execute(
-                        update(EVENTS)
-                        .where(EVENTS.c.id == row.id, EVENTS.c.actor_id == actor_id)
-                        .values(embedding=vector.astype("<f4").tobytes())
-                    )
+            params = [
+                {"row_id": row.id, "vector": vector.astype("<f4").tobytes()}
+                for row, vector in zip(chunk, vectors, strict=True)
+            ]
+
+            def work(connection: Connection, params: list[dict[str, Any]] = params) -> None:
+                statement = (
+                    update(EVENTS)
+                    .where(EVENTS.c.id == bindparam("row_id"), EVENTS.c.actor_id == actor_id)
+                    .values(embedding=bindparam("vector"))
+                )
+                connection.execute(statement, params)
 
             run_write(self.engine, work)
         return len(pending)
@@ -304,6 +342,7 @@ class MemoryStore:
         mode: SearchMode = "hybrid",
         min_score: float | None = None,
         recency_half_life: timedelta | None = None,
+        query_embedding: np.ndarray | None = None,
     ) -> list[ScoredEvent]:
         """The actor's events ranked by hybrid retrieval (``mode`` picks BM25-only or vector-only)."""
         check_id("actor_id", actor_id)
@@ -313,7 +352,7 @@ class MemoryStore:
         scope = Scope(EVENTS, actor_id, utcnow())
         if session_id is not None:
             scope.conditions.append(EVENTS.c.session_id == session_id)
-        hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, None)
+        hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding)
         rows = self._fetch(EVENTS, actor_id, [hit.id for hit in hits])
         return [ScoredEvent(event=_event(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
 
@@ -387,7 +426,11 @@ class MemoryStore:
             connection.execute(
                 dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
             )
-            return list(connection.execute(insert(RECORDS).returning(RECORDS.c.id, sort_by_parameter_order=True), rows).scalars())
+            return list(
+                connection.execute(
+                    insert(RECORDS).returning(RECORDS.c.id, sort_by_parameter_order=True), rows
+                ).scalars()
+            )
 
         for row, record_id in zip(rows, run_write(self.engine, work), strict=True):
             row["id"] = record_id
@@ -518,7 +561,14 @@ class MemoryStore:
         if not include_superseded:
             scope.conditions.append(RECORDS.c.superseded_by.is_(None))
         hits = self._search(
-            scope, query, top_k, mode, min_score, recency_half_life, compile_filters(filters), query_embedding
+            scope,
+            query,
+            top_k,
+            mode,
+            min_score,
+            recency_half_life,
+            compile_filters(filters) if filters else None,
+            query_embedding,
         )
         rows = self._fetch(RECORDS, actor_id, [hit.id for hit in hits])
         return [ScoredRecord(record=_record(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
@@ -614,7 +664,7 @@ class MemoryStore:
         mode: SearchMode,
         min_score: float | None,
         recency_half_life: timedelta | None,
-        keep: Any,
+        keep: Predicate | None,
         query_embedding: np.ndarray | None,
     ) -> list[search.Hit]:
         check_text("query", query, self.max_text_chars)
@@ -629,7 +679,7 @@ class MemoryStore:
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
             vector = _unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1), 1)[0]
         with self.engine.connect() as connection:
-            candidates = search.load_candidates(connection, scope, keep or (lambda _metadata: True))
+            candidates = search.load_candidates(connection, scope, keep)
             fulltext = None
             if mode != "vector":
                 fulltext = search.fulltext_ranking(connection, scope, search.query_terms(query), search.FULLTEXT_DEPTH)

@@ -17,7 +17,6 @@ from agentcore.policies import ast
 from agentcore.policies.conditions import CompileError, Compiler, Test, _all
 from agentcore.policies.errors import PolicyCheckError, Problem
 from agentcore.policies.model import Effect, Reason, RedactPattern
-from agentcore.policies.values import Env, Unevaluable
 
 REDACTION_PATTERNS = {
     "email": RedactPattern(name="email", regex=r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
@@ -38,10 +37,15 @@ FAILS_CLOSED_TO_MATCH = {
 
 @dataclass(frozen=True)
 class CompiledRule:
-    """A rule ready to evaluate: ``test`` is None when the rule has no conditions."""
+    """A rule ready to evaluate.
+
+    ``guard`` (the ``for`` subjects) never raises and is checked first; ``test`` (the clauses) may raise
+    :class:`Unevaluable`. Either is None when absent.
+    """
 
     rule: ast.Rule
     reason: Reason
+    guard: Test | None
     test: Test | None
     patterns: tuple[str, ...]
     redactions: tuple[RedactPattern, ...] = ()
@@ -53,17 +57,6 @@ class CompiledRule:
 
     def covers(self, action: str) -> bool:
         return any(fnmatchcase(action, pattern) for pattern in self.patterns)
-
-    def holds(self, env: Env) -> tuple[bool, str | None]:
-        """(matches, why it could not be evaluated): errors resolve to the fail-closed outcome."""
-        if self.test is None:
-            return True, None
-        try:
-            return self.test(env), None
-        except Unevaluable as error:
-            return FAILS_CLOSED_TO_MATCH[self.rule.kind], str(error)
-        except Exception as error:  # a bug or hostile input must not decide for the caller
-            return FAILS_CLOSED_TO_MATCH[self.rule.kind], f"{type(error).__name__}: {error}"
 
 
 @dataclass(frozen=True)
@@ -88,6 +81,7 @@ class Bundle:
     exact: dict[str, tuple[CompiledRule, ...]]
     globs: tuple[CompiledRule, ...]
     sources: dict[str, str]
+    default_reason: Reason
 
     def plan(self, action: str) -> Plan:
         chosen = set(map(id, self.exact.get(action, ())))
@@ -147,6 +141,14 @@ def compile_bundle(
         exact={k: tuple(v) for k, v in exact.items()},
         globs=tuple(globs),
         sources=dict(sources),
+        default_reason=_default_reason(chosen),
+    )
+
+
+def _default_reason(default: Effect) -> Reason:
+    note = "no rule allowed this call" if default is Effect.DENY else "no rule matched; the bundle allows by default"
+    return Reason(
+        rule_id="default", file="<bundle>", line=0, text=f"default {default.value}.", effect="default", note=note
     )
 
 
@@ -159,7 +161,8 @@ def _problem(message: str, span: ast.Span | None, sources: dict[str, str], help:
 
 
 def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
-    tests: list[Test] = [_subject(s) for s in rule.subjects]
+    guards = [_subject(s) for s in rule.subjects]
+    tests: list[Test] = []
     for clause in rule.clauses:
         test = compiler.cond(clause.cond)
         tests.append((lambda t: lambda env: not t(env))(test) if clause.mode == "unless" else test)
@@ -185,15 +188,19 @@ def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
             redactions.append(RedactPattern(name=redaction.name or "pattern", regex=pattern))
         else:
             redactions.append(REDACTION_PATTERNS[redaction.kind])
-    condition = None if not tests else tests[0] if len(tests) == 1 else _all(tests)
     return CompiledRule(
         rule=rule,
         reason=reason,
-        test=condition,
+        guard=_conjoin(guards),
+        test=_conjoin(tests),
         patterns=rule.targets.names or ("*",),
         redactions=tuple(redactions),
         redact_fields=tuple(fields),
     )
+
+
+def _conjoin(tests: list[Test]) -> Test | None:
+    return None if not tests else tests[0] if len(tests) == 1 else _all(tests)
 
 
 def _subject(subject: ast.Subject) -> Test:

@@ -261,6 +261,7 @@ def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], wh
 def _all(tests: Sequence[Test]) -> Test:
     if len(tests) == 2:
         return _both(*tests)
+
     def every(env: Env) -> bool:
         error: Unevaluable | None = None
         for test in tests:

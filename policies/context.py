@@ -16,14 +16,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
+from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any, Protocol, runtime_checkable
 
 from agentcore.policies.model import Request
 
 
-class Scope(str, Enum):
+class Scope(StrEnum):
     """Whose calls a stateful rule counts."""
 
     USER = "user"

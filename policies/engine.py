@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcore.policies import ast
-from agentcore.policies.compiler import Bundle, CompiledRule, Plan, compile_bundle
+from agentcore.policies.compiler import FAILS_CLOSED_TO_MATCH, Bundle, CompiledRule, Plan, compile_bundle
 from agentcore.policies.context import DecisionContext, Scope, scope_key
 from agentcore.policies.errors import PolicyError, PolicySyntaxError, Problem
 from agentcore.policies.model import (
@@ -29,11 +29,11 @@ from agentcore.policies.model import (
     Request,
 )
 from agentcore.policies.parser import parse
-from agentcore.policies.values import Env
+from agentcore.policies.values import Env, Unevaluable
 
 logger = logging.getLogger(__name__)
 POLICY_SUFFIX = ".policy"
-_PLAN_CACHE_LIMIT = 65_536
+_CACHE_LIMIT = 65_536
 
 
 class NoContext:
@@ -108,6 +108,7 @@ class PolicyEngine:
         self._bundle = bundle
         self._traced = traced
         self._plans: dict[str, Plan] = {}
+        self._decisions: dict[tuple[Any, ...], Decision] = {}
 
     @classmethod
     def from_sources(cls, sources: dict[str, str], default: Effect | None = None) -> PolicyEngine:
@@ -175,88 +176,142 @@ class PolicyEngine:
         plan = plans.get(action)
         if plan is None:
             plan = bundle.plan(action)
-            if len(plans) < _PLAN_CACHE_LIMIT:
+            if len(plans) < _CACHE_LIMIT:
                 plans[action] = plan
-        errors: list[Reason] = []
-        reasons: list[Reason] = []
-        limits: list[RateLimit] = []
+        run = _Run()
         for rule in plan.denies:
-            matched, error = rule.holds(env)
-            if error is not None:
-                errors.append(_noted(rule.reason, f"could not evaluate: {error}"))
+            matched = run.holds(rule, env, "could not evaluate")
             if not matched:
                 continue
-            if rule.kind == "limit" and error is None:
+            if rule.kind == "limit" and not run.failed(rule):
                 note, reservation = _check_limit(rule, env)
                 if reservation is not None:
-                    limits.append(reservation)
+                    run.limits.append(reservation)
                     continue
-                reasons.append(_noted(rule.reason, note))
+                run.reasons.append(_noted(rule.reason, note))
             else:
-                reasons.append(_noted(rule.reason, f"failed closed: {error}") if error else rule.reason)
+                run.reasons.append(run.closed_reason(rule))
             if not full:
                 break
-        if reasons:
-            return self._finish(bundle, plan, env, Effect.DENY, reasons, errors, NO_OBLIGATIONS, True)
-        approvers: list[str] = []
+        if run.reasons:
+            return self._finish(bundle, plan, env, Effect.DENY, run, True)
         for rule in plan.approvals:
-            matched, error = rule.holds(env)
-            if error is not None:
-                errors.append(_noted(rule.reason, f"could not evaluate: {error}"))
-            if matched:
-                reasons.append(rule.reason)
+            if run.holds(rule, env, "could not evaluate"):
+                run.reasons.append(run.closed_reason(rule))
                 if rule.rule.approver:
-                    approvers.append(rule.rule.approver)
-        if reasons:
+                    run.approvers.append(rule.rule.approver)
+        if run.reasons:
             effect = Effect.NEEDS_APPROVAL
         else:
             for rule in plan.allows:
-                matched, error = rule.holds(env)
-                if error is not None:
-                    errors.append(_noted(rule.reason, f"could not evaluate, so it does not allow: {error}"))
-                if matched:
-                    reasons.append(rule.reason)
+                if run.holds(rule, env, "could not evaluate, so it does not allow"):
+                    run.reasons.append(rule.reason)
                     if not full:
                         break
-            effect = Effect.ALLOW if reasons else bundle.default
-        by_rule = bool(reasons)
-        if not reasons:
-            reasons.append(_default_reason(bundle.default))
-            reasons.extend(errors)
-        obligations = (
-            _obligations(plan, env, errors, approvers, limits) if effect is not Effect.DENY else NO_OBLIGATIONS
-        )
-        return self._finish(bundle, plan, env, effect, reasons, errors, obligations, by_rule)
+            effect = Effect.ALLOW if run.reasons else bundle.default
+        by_rule = bool(run.reasons)
+        if not by_rule:
+            run.reasons.append(bundle.default_reason)
+            run.reasons.extend(run.errors)
+        if effect is not Effect.DENY:
+            for rule in plan.obligations:
+                if run.holds(rule, env, "could not evaluate, applied anyway"):
+                    run.obligation_rules.append(rule)
+        return self._finish(bundle, plan, env, effect, run, by_rule)
 
-    def _finish(
-        self,
-        bundle: Bundle,
-        plan: Plan,
-        env: Env,
-        effect: Effect,
-        reasons: list[Reason],
-        errors: list[Reason],
-        obligations: Obligations,
-        by_rule: bool,
-    ) -> Decision:
-        monitored: list[Reason] = []
+    def _finish(self, bundle: Bundle, plan: Plan, env: Env, effect: Effect, run: _Run, by_rule: bool) -> Decision:
         would: Effect | None = None
         if plan.monitors:
             kinds = set()
             for rule in plan.monitors:
-                matched, error = rule.holds(env)
-                if matched:
-                    monitored.append(_noted(rule.reason, f"failed closed: {error}") if error else rule.reason)
+                if run.holds(rule, env, None):
+                    run.monitored.append(run.closed_reason(rule))
                     kinds.add(rule.kind)
             would = _would(effect, by_rule, kinds, bundle.default)
-        return Decision.model_construct(
+        key = None
+        if not run.dynamic and not run.limits:
+            key = (
+                effect,
+                would,
+                tuple(map(id, run.reasons)),
+                tuple(map(id, run.monitored)),
+                tuple(map(id, run.obligation_rules)),
+                tuple(run.approvers),
+            )
+            cached = self._decisions.get(key)
+            if cached is not None:
+                return cached
+        decision = Decision(
             effect=effect,
-            reasons=tuple(reasons),
-            obligations=obligations,
+            reasons=tuple(run.reasons),
+            obligations=run.obligations(),
             bundle_hash=bundle.bundle_hash,
-            errors=tuple(errors),
-            monitored=tuple(monitored),
+            errors=tuple(run.errors),
+            monitored=tuple(run.monitored),
             would_effect=would,
+        )
+        if key is not None and len(self._decisions) < _CACHE_LIMIT:
+            self._decisions[key] = decision
+        return decision
+
+
+class _Run:
+    """What one decision collects. ``dynamic`` marks a decision that carries request-specific notes (not cached)."""
+
+    __slots__ = ("approvers", "dynamic", "errors", "failures", "limits", "monitored", "obligation_rules", "reasons")
+
+    def __init__(self) -> None:
+        self.reasons: list[Reason] = []
+        self.errors: list[Reason] = []
+        self.monitored: list[Reason] = []
+        self.limits: list[RateLimit] = []
+        self.approvers: list[str] = []
+        self.obligation_rules: list[CompiledRule] = []
+        self.failures: dict[int, str] = {}
+        self.dynamic = False
+
+    def holds(self, rule: CompiledRule, env: Env, label: str | None) -> bool:
+        """Whether ``rule`` matches; a condition that cannot be evaluated resolves to the fail-closed outcome."""
+        guard = rule.guard
+        if guard is not None and not guard(env):
+            return False
+        test = rule.test
+        if test is None:
+            return True
+        try:
+            return test(env)
+        except Unevaluable as caught:
+            error = str(caught)
+        except Exception as caught:  # a bug or hostile input must not decide for the caller
+            error = f"{type(caught).__name__}: {caught}"
+        self.dynamic = True
+        self.failures[id(rule)] = error
+        if label is not None:
+            self.errors.append(_noted(rule.reason, f"{label}: {error}"))
+        return FAILS_CLOSED_TO_MATCH[rule.kind]
+
+    def failed(self, rule: CompiledRule) -> bool:
+        return id(rule) in self.failures
+
+    def closed_reason(self, rule: CompiledRule) -> Reason:
+        """The rule's reason, noting when it matched only because it failed closed."""
+        error = self.failures.get(id(rule))
+        return rule.reason if error is None else _noted(rule.reason, f"failed closed: {error}")
+
+    def obligations(self) -> Obligations:
+        if not (self.obligation_rules or self.approvers or self.limits):
+            return NO_OBLIGATIONS
+        patterns: list[RedactPattern] = []
+        fields: list[str] = []
+        for rule in self.obligation_rules:
+            patterns.extend(p for p in rule.redactions if p not in patterns)
+            fields.extend(f for f in rule.redact_fields if f not in fields)
+        return Obligations(
+            redact_patterns=tuple(patterns),
+            redact_fields=tuple(fields),
+            suppress_output=any(rule.kind == "suppress" for rule in self.obligation_rules),
+            approver_roles=tuple(dict.fromkeys(self.approvers)),
+            rate_limits=tuple(self.limits),
         )
 
 
@@ -294,40 +349,8 @@ def _check_limit(rule: CompiledRule, env: Env) -> tuple[str, RateLimit | None]:
     )
 
 
-def _obligations(
-    plan: Plan, env: Env, errors: list[Reason], approvers: list[str], limits: list[RateLimit]
-) -> Obligations:
-    if not (plan.obligations or approvers or limits):
-        return NO_OBLIGATIONS
-    patterns: list[RedactPattern] = []
-    fields: list[str] = []
-    suppress = False
-    for rule in plan.obligations:
-        matched, error = rule.holds(env)
-        if error is not None:
-            errors.append(_noted(rule.reason, f"could not evaluate, applied anyway: {error}"))
-        if matched:
-            patterns.extend(p for p in rule.redactions if p not in patterns)
-            fields.extend(f for f in rule.redact_fields if f not in fields)
-            suppress = suppress or rule.kind == "suppress"
-    return Obligations(
-        redact_patterns=tuple(patterns),
-        redact_fields=tuple(fields),
-        suppress_output=suppress,
-        approver_roles=tuple(dict.fromkeys(approvers)),
-        rate_limits=tuple(limits),
-    )
-
-
 def _noted(reason: Reason, note: str) -> Reason:
     return reason.model_copy(update={"note": note})
-
-
-def _default_reason(default: Effect) -> Reason:
-    note = "no rule allowed this call" if default is Effect.DENY else "no rule matched; the bundle allows by default"
-    return Reason(
-        rule_id="default", file="<bundle>", line=0, text=f"default {default.value}.", effect="default", note=note
-    )
 
 
 def _failure(bundle: Bundle, error: Exception) -> Decision:

@@ -8,8 +8,8 @@ comparisons see one spelling of each value whatever look-alike characters an age
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime, timezone
-from enum import Enum
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -69,7 +69,7 @@ class AgentInfo(_Frozen):
 class RequestContext(_Frozen):
     """When and where the call happens: decision time (aware), session and tenant used for stateful rules."""
 
-    time: AwareDatetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    time: AwareDatetime = Field(default_factory=lambda: datetime.now(UTC))
     session_id: str | None = None
     tenant: str | None = None
 
@@ -95,7 +95,7 @@ class Request(_Frozen):
         return unicodedata.normalize("NFKC", value)
 
 
-class Effect(str, Enum):
+class Effect(StrEnum):
     """The answer to a request; any matching deny beats approval, which beats allow."""
 
     ALLOW = "allow"

@@ -346,10 +346,13 @@ class _ToAst(Transformer[Token, Any]):
         return ast.Clause(mode="unless", cond=items[0], span=self._span(meta))
 
     def or_(self, meta: Meta, items: list[Any]) -> Any:
-        return items[0] if len(items) == 1 else ast.Or(items=tuple(items), span=self._span(meta))
+        flat = tuple(part for item in items for part in (item.items if isinstance(item, ast.Or) else (item,)))
+        return items[0] if len(items) == 1 else ast.Or(items=flat, span=self._span(meta))
 
     def and_(self, meta: Meta, items: list[Any]) -> Any:
-        return items[0] if len(items) == 1 else ast.And(items=tuple(items), span=self._span(meta))
+        """``a and (b and c)`` is ``a and b and c``: one flat node, so the formatter can drop the parentheses."""
+        flat = tuple(part for item in items for part in (item.items if isinstance(item, ast.And) else (item,)))
+        return items[0] if len(items) == 1 else ast.And(items=flat, span=self._span(meta))
 
     def not_(self, meta: Meta, items: list[Any]) -> ast.Not:
         return ast.Not(item=items[0], span=self._span(meta))

@@ -10,7 +10,7 @@ import json
 import math
 import unicodedata
 from collections.abc import Callable
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -241,7 +241,7 @@ def _spend(node: ast.Spend) -> Getter:
     def spend(env: Env) -> float:
         key, now = history_key(env, scope), env.request.context.time
         if seconds is None:
-            since = datetime.combine(now.astimezone(timezone.utc).date(), time(0), tzinfo=timezone.utc)
+            since = datetime.combine(now.astimezone(UTC).date(), time(0), tzinfo=UTC)
         else:
             since = now - timedelta(seconds=seconds)
         return number(_ask("accelerator spend", lambda: env.context.spend(scope, key, since, now)), "spend")

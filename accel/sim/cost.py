@@ -173,8 +173,7 @@ def cost_graph(skeleton: GraphSkeleton, shapes: Mapping[str, Sequence[int]], pre
         moved = _moved(node, ins, outs, element_bytes)
         if formula is None:
             unknown.add(node.op)
-            formula = ("dma", 0.0)
-        engine, flops = formula
+        engine, flops = formula or ("dma", 0.0)
         nodes.append(NodeCost(name=node.name, op=node.op, engine=engine, flops=flops, bytes=moved))
     for name in skeleton.input_names:
         sizes[name] = _tensor_bytes(info(name), element_bytes)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import onnx
 from onnx import TensorProto, helper, shape_inference
@@ -62,14 +61,6 @@ class GraphSkeleton:
             for index, node in enumerate(graph.node)
         ]
         self._skeleton = self._strip(model)
-
-    @classmethod
-    def from_file(cls, path: Path) -> GraphSkeleton:
-        try:
-            model = onnx.load(str(path), load_external_data=False)
-        except Exception as error:  # onnx raises DecodeError and others for damaged files
-            raise CostModelError(f"cannot read ONNX model {path}: {error}") from error
-        return cls(model, path.stem)
 
     def _strip(self, model: onnx.ModelProto) -> onnx.ModelProto:
         skeleton = onnx.ModelProto()
@@ -136,8 +127,8 @@ def _fold_shapes(model: onnx.ModelProto, infos: Mapping[str, TensorInfo]) -> boo
             continue
         attributes = {attr.name: helper.get_attribute_value(attr) for attr in node.attribute}
         rank = len(source.shape)
-        start = int(attributes.get("start", 0))  # type: ignore[call-overload]
-        end = int(attributes.get("end", rank))  # type: ignore[call-overload]
+        start = int(attributes.get("start", 0))
+        end = int(attributes.get("end", rank))
         values = list(source.shape[slice(start, end)])
         value = helper.make_tensor(node.output[0] + "_value", TensorProto.INT64, [len(values)], values)
         model.graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]], value=value))
@@ -145,7 +136,7 @@ def _fold_shapes(model: onnx.ModelProto, infos: Mapping[str, TensorInfo]) -> boo
     return changed
 
 
-ELEMENT_BYTES = {
+ELEMENT_BYTES: dict[int, int] = {
     TensorProto.FLOAT: 4,
     TensorProto.FLOAT16: 2,
     TensorProto.BFLOAT16: 2,
@@ -157,4 +148,4 @@ ELEMENT_BYTES = {
     TensorProto.UINT8: 1,
     TensorProto.BOOL: 1,
 }
-FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
+FLOAT_TYPES: set[int] = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}

@@ -38,6 +38,14 @@ class SimModel:
         self._costs: dict[tuple[int, int, str], GraphCost] = {}
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_file(cls, path: Path, name: str) -> SimModel:
+        try:
+            model = onnx.load(str(path), load_external_data=False)
+        except Exception as error:  # onnx raises DecodeError and others for damaged files
+            raise CostModelError(f"cannot read ONNX model {path}: {error}") from error
+        return cls(model, name)
+
     def shapes(self, batch: int, seq: int) -> dict[str, tuple[int, ...]]:
         return {
             name: tuple(batch if axis == 0 else (seq if size is None else size) for axis, size in enumerate(dims))
@@ -68,10 +76,10 @@ def _load(name: str) -> SimModel:
 
         built = ensure_built()
         path = load_verified(built, "int8" if name.endswith("int8") else "fp32")
-        return SimModel(onnx.load(str(path), load_external_data=False), name)
+        return SimModel.from_file(path, name)
     path = Path(name)
     if path.suffix == ".onnx" and path.is_file():
-        return SimModel(onnx.load(str(path), load_external_data=False), path.stem)
+        return SimModel.from_file(path, path.stem)
     raise CostModelError(f"unknown model {name!r}; use one of: {', '.join(BUILTIN_MODELS)}")
 
 
@@ -90,5 +98,5 @@ def model_from_file(path: Path, name: str) -> SimModel:
     with _loaded_lock:
         model = _loaded.get(key)
         if model is None:
-            model = _loaded[key] = SimModel(onnx.load(key, load_external_data=False), name)
+            model = _loaded[key] = SimModel.from_file(path, name)
         return model

@@ -132,17 +132,15 @@ class ModelState:
 
     def admit(self, now: float) -> int:
         """Move arrivals up to ``now`` into the queue, rejecting those beyond ``max_queue``; return the queue length."""
-        entering = []
-        for stream in self.streams:
-            upto = int(np.searchsorted(stream.times, now, side="right"))
-            entering.append(upto - stream.seen)
+        reached = [int(np.searchsorted(stream.times, now, side="right")) for stream in self.streams]
+        entering = [upto - stream.seen for upto, stream in zip(reached, self.streams, strict=True)]
         queued = sum(stream.queued for stream in self.streams)
         excess = queued + sum(entering) - self.max_queue
         if excess > 0:
             self._reject_newest(excess, entering)
-        for stream, count in zip(self.streams, entering, strict=True):
-            stream.seen += count
-            stream.queued += count
+        for stream, upto, admitted in zip(self.streams, reached, entering, strict=True):
+            stream.seen = upto
+            stream.queued += admitted
         return sum(stream.queued for stream in self.streams)
 
     def _reject_newest(self, excess: int, entering: list[int]) -> None:

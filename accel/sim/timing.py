@@ -30,10 +30,10 @@ class CostParameters(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    compute_efficiency: float = Field(0.7, gt=0, le=1)
-    memory_efficiency: float = Field(0.9, gt=0, le=1)
-    node_overhead_s: float = Field(1e-7, ge=0)
-    launch_overhead_s: float = Field(2e-5, ge=0)
+    compute_efficiency: float = Field(default=0.7, gt=0, le=1)
+    memory_efficiency: float = Field(default=0.9, gt=0, le=1)
+    node_overhead_s: float = Field(default=1e-7, ge=0)
+    launch_overhead_s: float = Field(default=2e-5, ge=0)
     seq_buckets: tuple[int, ...] = (16, 32, 64, 128, 256, 512)
 
     def bucket(self, seq: int) -> int:

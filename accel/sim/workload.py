@@ -36,8 +36,8 @@ class BurstArrivals(BaseModel):
 
     kind: Literal["burst"] = "burst"
     size: int = Field(gt=0, description="requests arriving together")
-    bursts: int = Field(1, gt=0)
-    interval_s: float = Field(1.0, gt=0, description="seconds between bursts")
+    bursts: int = Field(default=1, gt=0)
+    interval_s: float = Field(default=1.0, gt=0, description="seconds between bursts")
 
     def times(self, rng: np.random.Generator) -> np.ndarray:
         return np.repeat(np.arange(self.bursts, dtype=np.float64) * self.interval_s, self.size)
@@ -83,8 +83,8 @@ class Stream(BaseModel):
     model: str
     tenant: str = "default"
     priority: int = 0
-    seq: int = Field(128, ge=1, description="tokens per request (padded to the compiled bucket)")
-    start_s: float = Field(0.0, ge=0)
+    seq: int = Field(default=128, ge=1, description="tokens per request (padded to the compiled bucket)")
+    start_s: float = Field(default=0.0, ge=0)
     arrivals: Arrivals
 
 
@@ -97,9 +97,9 @@ class Workload(BaseModel):
     description: str = ""
     streams: list[Stream] = Field(min_length=1)
     precision: Precision = "bf16"
-    max_batch: int = Field(32, ge=1)
-    max_delay_ms: float = Field(2.0, ge=0)
-    max_queue: int = Field(100_000, ge=1, description="requests waiting per model before new ones are rejected")
+    max_batch: int = Field(default=32, ge=1)
+    max_delay_ms: float = Field(default=2.0, ge=0)
+    max_queue: int = Field(default=100_000, ge=1, description="requests waiting per model before new ones are rejected")
     weights: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict, description="tenant shares")
     seed: int = 0
 

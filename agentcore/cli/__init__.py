@@ -8,8 +8,12 @@ import typer
 
 from agentcore import __version__
 from agentcore.cli import demo
+from agentcore.cli.accel import app as accel_app
+from agentcore.cli.eval import app as eval_app
 from agentcore.cli.gateway import app as gateway_app
+from agentcore.cli.memory import app as memory_app
 from agentcore.cli.models import app as models_app
+from agentcore.cli.policy import app as policy_app
 
 app = typer.Typer(
     name="agentcore",
@@ -18,6 +22,10 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(models_app, name="models")
+app.add_typer(eval_app, name="eval")
+app.add_typer(memory_app, name="memory")
+app.add_typer(accel_app, name="accel")
+app.add_typer(policy_app, name="policy")
 app.add_typer(gateway_app, name="gateway")
 demo.register(app)
 

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from agentcore.cli.output import console, fail
 from agentcore.errors import AgentCoreError
+from agentcore.gateway import canonical
 
 app = typer.Typer(help="Operate the tool gateway: audit log, approvals, status, MCP proxy.", no_args_is_help=True)
 audit_app = typer.Typer(help="Verify and export the hash-chained audit log.", no_args_is_help=True)
@@ -67,7 +67,7 @@ def audit_export(
 def _when(ts: float | None) -> str:
     if ts is None:
         return ""
-    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 @approvals_app.command("list")
@@ -79,12 +79,17 @@ def approvals_list(
     from agentcore.gateway.approvals import ApprovalStore
 
     rows = ApprovalStore(_db(database)).list(None if status == "all" else status)
-    table = Table("id", "status", "tool", "requester", "approver roles", "created", "expires", "args")
+    if not rows:
+        console.print(f"no {status} approval requests")
     for a in rows:
-        args = str(a.args)
-        table.add_row(a.id, a.status, a.tool, a.requester, ", ".join(a.approver_roles), _when(a.created),
-                      _when(a.expires), args if len(args) < 60 else args[:57] + "...")  # fmt: skip
-    console.print(table)
+        roles = ", ".join(a.approver_roles) or "any other principal"
+        console.print(
+            f"{a.id}  {a.status}  {a.tool}  requested by {a.requester}  approver: {roles}  "
+            f"created {_when(a.created)}  expires {_when(a.expires)}  args {canonical.dumps(a.args)}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 def _decide(approval_id: str, database: str | None, by: str, roles: list[str], note: str | None, approve: bool) -> None:
@@ -138,3 +143,27 @@ def status(database: str | None = DATABASE) -> None:
             console.print(s.last_error, highlight=False, soft_wrap=True, markup=False)
     if any(s.last_error for s in rows):
         raise typer.Exit(1)
+
+
+@app.command("serve")
+def serve(
+    config: Path = typer.Option(..., "--config", "-c", help="gateway.toml: policies, targets, identity, auth."),
+    transport: str = typer.Option("stdio", "--transport", "-t", help="stdio or http (streamable HTTP at /mcp)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
+    port: int = typer.Option(8765, "--port", help="HTTP port."),
+) -> None:
+    """Serve the gateway as an MCP server that aggregates upstream MCP servers and enforces policies."""
+    import anyio
+
+    from agentcore.gateway.mcp import McpProxy, load_config
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport must be stdio or http, not {transport!r}", 2)
+    try:
+        proxy = McpProxy(load_config(config))
+        if transport == "stdio":
+            anyio.run(proxy.run_stdio)
+        else:
+            anyio.run(proxy.run_http, host, port)
+    except AgentCoreError as error:
+        fail(error, 2)

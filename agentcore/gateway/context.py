@@ -7,7 +7,7 @@ Missing resolvers/detectors/ledger raise, which the engine turns into fail-close
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from agentcore.gateway.state import CallRecord, StateStore
@@ -63,7 +63,7 @@ class GatewayContext:
         end = now.timestamp()
         calls = self._window(actions, scope, key, 0.0, end)
         latest = max((c.ts for c in calls), default=None)
-        return None if latest is None else datetime.fromtimestamp(latest, tz=timezone.utc)
+        return None if latest is None else datetime.fromtimestamp(latest, tz=UTC)
 
     def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
         if self.spend_source is None:

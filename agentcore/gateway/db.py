@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DatabaseError
 from sqlmodel import SQLModel
 
 from agentcore.errors import ConfigError
@@ -67,8 +69,19 @@ class Database:
         self._raw: Any = None
 
     def create(self, tables: Sequence[Any]) -> None:
-        """Create our tables if missing (never drops anything)."""
-        SQLModel.metadata.create_all(self.engine, tables=[t.__table__ for t in tables])
+        """Create our tables if missing (never drops anything).
+
+        Processes starting together race on CREATE TABLE; the loser sees "already exists" and simply retries,
+        and the retry's existence check then finds the winner's tables.
+        """
+        for attempt in range(5):
+            try:
+                SQLModel.metadata.create_all(self.engine, tables=[t.__table__ for t in tables])
+                return
+            except DatabaseError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def sql(self, statement: str) -> str:
         """Statements are written with ``?`` placeholders; psycopg2 wants ``%s``."""

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
 from pydantic import BaseModel
 
 from agentcore.policies.engine import PolicyEngine
@@ -105,9 +106,7 @@ class PolicySource:
                 self._notify()
                 return False
             self._engine = engine
-            self.status = PolicyStatus(
-                paths=self.status.paths, bundle_hash=engine.bundle_hash, loaded_at=time.time()
-            )
+            self.status = PolicyStatus(paths=self.status.paths, bundle_hash=engine.bundle_hash, loaded_at=time.time())
             log.info("policy bundle reloaded: %s", self.status.bundle_hash[:12])
             self._notify()
             return True

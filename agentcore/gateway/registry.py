@@ -40,6 +40,8 @@ class Tool:
         self, args: Mapping[str, Any], limits: canonical.ArgumentLimits
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Check ``args`` against limits and schema; raise ToolArgumentError listing every problem."""
+        if isinstance(args, str | bytes):
+            raise ToolArgumentError(self.name, ["arguments must be a JSON object; got text (is the JSON malformed?)"])
         if not isinstance(args, Mapping):
             raise ToolArgumentError(self.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
         raw = dict(args)

@@ -44,7 +44,11 @@ class GoalSuccessRate(Evaluator):
 
     def _one(self, target: Target, models: Models) -> Judgement:
         session = target.session
-        calls = [call for call in session.tool_calls if call.error is None and (call.decision or "").lower() not in _FAILED_DECISIONS]
+        calls = [
+            call
+            for call in session.tool_calls
+            if call.error is None and (call.decision or "").lower() not in _FAILED_DECISIONS
+        ]
         reference = session.reference
         if reference is None:
             broken = [call.name for call in session.tool_calls if call not in calls]
@@ -55,7 +59,9 @@ class GoalSuccessRate(Evaluator):
         missed: list[str] = []
         for action in reference.expected_actions or []:
             if not any(not call_problems(call, action) for call in calls):
-                missed.append(f"action {action.name}({', '.join(f'{k}={v[0]!r}' for k, v in action.arguments.items() if v)})")
+                missed.append(
+                    f"action {action.name}({', '.join(f'{k}={v[0]!r}' for k, v in action.arguments.items() if v)})"
+                )
         said = " ".join(trace.output for trace in session.traces)
         missed.extend(f"output {text!r} never said" for text in reference.expected_outputs if not mentions(said, text))
         if reference.assertions:

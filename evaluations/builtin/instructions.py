@@ -34,7 +34,11 @@ class InstructionFollowing(Evaluator):
             instructions = parse_instructions("\n".join(filter(None, [trace.system, trace.input])))
         if not instructions:
             return Judgement(1.0, "no verifiable instruction found in the system prompt or request")
-        broken = [item.id for item in instructions if not check_instruction(item.id, trace.output, item.kwargs, trace.input)]
+        broken = [
+            item.id for item in instructions if not check_instruction(item.id, trace.output, item.kwargs, trace.input)
+        ]
         if broken:
-            return Judgement(0.0, f"{len(broken)} of {len(instructions)} instructions not followed: {', '.join(broken)}")
+            return Judgement(
+                0.0, f"{len(broken)} of {len(instructions)} instructions not followed: {', '.join(broken)}"
+            )
         return Judgement(1.0, f"all {len(instructions)} instructions followed")

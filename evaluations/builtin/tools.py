@@ -109,5 +109,9 @@ class ToolParameterAccuracy(Evaluator):
         grounded = [coverage(content_words(value), known) for value in values]
         score = float(np.mean(grounded)) if grounded else 1.0
         loose = [value for value, share in zip(values, grounded, strict=True) if share < 0.5]
-        why = f"values not found in the conversation: {loose}" if loose else "schema valid; values come from the conversation"
+        why = (
+            f"values not found in the conversation: {loose}"
+            if loose
+            else "schema valid; values come from the conversation"
+        )
         return Judgement(score, why)

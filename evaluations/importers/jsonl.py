@@ -37,7 +37,9 @@ def read_jsonl_sessions(path: Path, text: str | None = None) -> list[Session]:
             raise TraceFormatError(path, number, f"expected a JSON object (a session), got {type(record).__name__}")
         schema = record.pop("schema", SCHEMA_VERSION)
         if schema != SCHEMA_VERSION:
-            raise TraceFormatError(path, number, f"unsupported schema {schema!r}; this version reads {SCHEMA_VERSION!r}")
+            raise TraceFormatError(
+                path, number, f"unsupported schema {schema!r}; this version reads {SCHEMA_VERSION!r}"
+            )
         try:
             session = Session.model_validate(record)
         except ValidationError as error:

@@ -77,7 +77,9 @@ def _kind(attrs: dict[str, Any]) -> str:
 
 
 def _tool_call(span: dict[str, Any], attrs: dict[str, Any]) -> ToolCall:
-    arguments = _maybe_json(attrs.get("gen_ai.tool.call.arguments", attrs.get("tool.parameters", attrs.get("input.value"))))
+    arguments = _maybe_json(
+        attrs.get("gen_ai.tool.call.arguments", attrs.get("tool.parameters", attrs.get("input.value")))
+    )
     status = span.get("status") or {}
     failed = status.get("code") in (2, "STATUS_CODE_ERROR")
     return ToolCall(
@@ -97,7 +99,9 @@ def _retrieval(span: dict[str, Any], attrs: dict[str, Any]) -> Retrieval:
             index = key.split(".")[2]
             if index.isdigit():
                 docs[int(index)] = str(value)
-    return Retrieval(id=str(span["spanId"]), query=str(attrs.get("input.value", "")), documents=[docs[i] for i in sorted(docs)])
+    return Retrieval(
+        id=str(span["spanId"]), query=str(attrs.get("input.value", "")), documents=[docs[i] for i in sorted(docs)]
+    )
 
 
 def _model_call(span: dict[str, Any], attrs: dict[str, Any]) -> ModelCall:
@@ -144,7 +148,11 @@ def _turn(trace_id: str, spans: list[tuple[dict[str, Any], dict[str, Any]]]) -> 
         elif kind in _MODEL_KINDS:
             children.append(_model_call(span, attrs))
             system = system or next(
-                (text for role, text in _messages(attrs, "gen_ai.input.messages", "llm.input_messages.") if role == "system"),
+                (
+                    text
+                    for role, text in _messages(attrs, "gen_ai.input.messages", "llm.input_messages.")
+                    if role == "system"
+                ),
                 None,
             )
     models = [span for span in children if isinstance(span, ModelCall)]

@@ -41,6 +41,7 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
         client.delete(*keys)
     client.close()
 
+
 POLICY = """policy "support" version 1 owner "platform-team"
 
 allow crm.lookup for users with role "support".
@@ -70,10 +71,10 @@ def write_policy(folder: Path, text: str = POLICY) -> Path:
     return folder
 
 
-def build_support_gateway(tmp_path: Path, **options: Any) -> tuple[Gateway, dict[str, int]]:
+def build_support_gateway(tmp_path: Path, policy: str = POLICY, **options: Any) -> tuple[Gateway, dict[str, int]]:
     """A gateway with the support tools registered; ``runs`` counts executions per tool."""
     options.setdefault("database", str(tmp_path / "gw.db"))
-    gw = Gateway(write_policy(tmp_path / "policies"), **options)
+    gw = Gateway(write_policy(tmp_path / "policies", policy), **options)
     runs: dict[str, int] = {}
 
     def ran(name: str) -> None:

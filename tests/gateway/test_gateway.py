@@ -54,7 +54,7 @@ def test_denied_call_raises_with_reasons_and_never_executes(make_gateway: Factor
 
 def test_unknown_tool_and_bad_arguments_fail_before_anything_runs(make_gateway: Factory) -> None:
     gw, runs = make_gateway()
-    with pytest.raises(UnknownToolError, match="did you mean 'crm.lookup'"):
+    with pytest.raises(UnknownToolError, match=r"did you mean 'crm\.lookup'"):
         gw.call("crm.lookpu", {"customer_id": "c"}, principal=SUPPORT)
     with pytest.raises(ToolArgumentError, match="amount"):
         gw.call("refunds.issue", {"order_id": "o1", "amount": "lots"}, principal=SUPPORT)
@@ -81,7 +81,7 @@ def test_resolver_conditions_and_fail_closed(make_gateway: Factory) -> None:
     assert gw.call("orders.cancel", {"order_id": "o1"}, principal=SUPPORT) == "cancelled o1"
     with pytest.raises(ToolDenied):
         gw.call("orders.cancel", {"order_id": "o2"}, principal=SUPPORT)  # delivered
-    with pytest.raises(ToolDenied, match="failed closed|could not"):
+    with pytest.raises(ToolDenied, match=r"failed closed|could not"):
         gw.call("orders.cancel", {"order_id": "missing"}, principal=SUPPORT)  # resolver knows nothing
 
     @gw.resolver("order")
@@ -106,7 +106,7 @@ def test_empty_policy_folder_and_no_policies_deny_everything(tmp_path: Path) -> 
     (tmp_path / "empty").mkdir()
     for policies in (tmp_path / "empty", None):
         gw = Gateway(policies, database=str(tmp_path / "d.db"))
-        gw.tool(name="t.echo")(lambda text: text) if False else gw.tool(_echo, name="t.echo")
+        gw.tool(_echo, name="t.echo")
         with pytest.raises(ToolDenied, match="default deny"):
             gw.call("t.echo", {"text": "hi"}, principal="anyone")
         gw.close()
@@ -130,7 +130,7 @@ def test_rate_limit_reserves_atomically(make_gateway: Factory) -> None:
 
 
 def test_tool_failure_and_timeout_are_recorded(make_gateway: Factory) -> None:
-    gw, _ = make_gateway()
+    gw, _ = make_gateway(policy='policy "p"\nallow notes.*.\n')
 
     @gw.tool(name="notes.boom")
     def boom(text: str) -> str:
@@ -141,7 +141,6 @@ def test_tool_failure_and_timeout_are_recorded(make_gateway: Factory) -> None:
         await asyncio.sleep(5)
         return text
 
-    gw.policy._engine = type(gw.policy._engine).from_text("policy \"p\"\nallow notes.*.\n")
     with pytest.raises(ToolExecutionError, match="disk full"):
         gw.call("notes.boom", {"text": "a"}, principal="bob")
     with pytest.raises(ToolExecutionError, match="timed out"):
@@ -157,7 +156,7 @@ def test_suppressed_output(make_gateway: Factory) -> None:
 
 
 def test_monitor_modes(make_gateway: Factory, tmp_path: Path) -> None:
-    gw, runs = make_gateway()
+    gw, _ = make_gateway()
     assert gw.call("files.delete", {"path": "/tmp/x"}, principal=ADMIN) is True  # per-rule monitor: logged only
     record = _records(gw)[0]
     assert record["effect"] == "allow" and record["detail"]["would_effect"] == "deny"
@@ -169,16 +168,17 @@ def test_monitor_modes(make_gateway: Factory, tmp_path: Path) -> None:
     assert runs2 == {"refunds.issue": 1}
 
 
-def test_list_tools_is_per_principal(make_gateway: Factory) -> None:
+def test_list_tools_is_per_principal(make_gateway: Factory, tmp_path: Path) -> None:
     gw, _ = make_gateway()
     names = lambda who: sorted(t.name for t in gw.list_tools(who))  # noqa: E731
     assert names(SUPPORT) == ["crm.lookup", "email.send", "notes.add", "orders.cancel", "refunds.issue"]
     # refunds over 500 go to approval for anyone, so refunds.issue is reachable by every principal
     assert names(ADMIN) == ["email.send", "files.delete", "notes.add", "refunds.issue", "vault.read"]
     assert names({"id": "mona", "roles": ["manager"]}) == ["email.send", "notes.add", "refunds.issue"]
-    gw.policy._engine = type(gw.policy._engine).from_text(
+    (tmp_path / "policies" / "support.policy").write_text(
         'policy "p"\ndefault allow.\ndeny crm.* for users with role "intern".\n'
     )
+    gw.policy.check_now()
     assert "crm.lookup" not in names({"id": "i", "roles": ["intern"]})
     assert "crm.lookup" in names(SUPPORT)
 
@@ -192,7 +192,7 @@ def test_hot_reload_keeps_last_good_bundle_and_reports_errors(make_gateway: Fact
     second = gw.policy.status.bundle_hash
     assert second != first
     assert gw.call("vault.read", {"key": "k"}, principal=SUPPORT) == SUPPRESSED
-    policy_file.write_text("policy \"broken\"\nalow everything\n")
+    policy_file.write_text('policy "broken"\nalow everything\n')
     assert not gw.policy.check_now()
     assert gw.policy.status.bundle_hash == second and "unexpected `alow`" in (gw.policy.status.last_error or "")
     assert gw.call("vault.read", {"key": "k"}, principal=SUPPORT) == SUPPRESSED  # still the last good bundle
@@ -201,10 +201,7 @@ def test_hot_reload_keeps_last_good_bundle_and_reports_errors(make_gateway: Fact
 
 
 def test_thousand_concurrent_async_calls_lose_nothing(make_gateway: Factory, tmp_path: Path) -> None:
-    gw, runs = make_gateway()
-    gw.policy._engine = type(gw.policy._engine).from_text(
-        'policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n'
-    )
+    gw, runs = make_gateway(policy='policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n')
 
     async def burst() -> list[Any]:
         calls = (gw.acall("notes.add", {"text": str(i)}, principal="bob") for i in range(1000))

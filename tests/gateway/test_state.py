@@ -6,7 +6,7 @@ import multiprocessing
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -44,7 +44,7 @@ def test_history_counts_sums_and_last_call(store: StateStore) -> None:
     ]:
         store.record(record)
     ctx = GatewayContext(store)
-    at = datetime.fromtimestamp(now, tz=timezone.utc)
+    at = datetime.fromtimestamp(now, tz=UTC)
     assert ctx.count(["refunds.*"], Scope.USER, "u1", 3600, at) == 2
     assert ctx.count(["*"], Scope.SESSION, "s1", 3600, at) == 3
     assert ctx.count(["refunds.issue"], Scope.USER, "u1", 86400, at) == 3
@@ -73,7 +73,7 @@ def test_reservations_expire_with_the_window(store: StateStore) -> None:
 
 def test_missing_resolver_detector_and_ledger_raise_for_fail_closed(tmp_path: Path) -> None:
     ctx = GatewayContext(SqlStateStore(Database(str(tmp_path / "c.db"))))
-    at = datetime.now(timezone.utc)
+    at = datetime.now(UTC)
     with pytest.raises(LookupError, match="resolver"):
         ctx.resolve("order", "o1")
     with pytest.raises(LookupError, match="detector"):

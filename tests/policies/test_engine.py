@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -12,11 +12,20 @@ import pytest
 from agentcore import Decision, Effect, PolicyCheckError, PolicyEngine, Request
 from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext, Scope
 
-NOON = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)  # a Monday
+NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
 
 
-def req(action: str, args: dict[str, object] | None = None, roles: tuple[str, ...] = (), *, user: str = "u1",
-        agent: str = "bot", at: datetime = NOON, session: str | None = "s1", **claims: object) -> Request:
+def req(
+    action: str,
+    args: dict[str, object] | None = None,
+    roles: tuple[str, ...] = (),
+    *,
+    user: str = "u1",
+    agent: str = "bot",
+    at: datetime = NOON,
+    session: str | None = "s1",
+    **claims: object,
+) -> Request:
     return Request(
         principal=Principal(id=user, roles=frozenset(roles), attributes=claims),
         agent=AgentInfo(id=agent),
@@ -50,7 +59,9 @@ def test_default_deny_and_configurable_default() -> None:
 def test_deny_beats_approval_beats_allow() -> None:
     engine = PolicyEngine.from_text(REFUNDS, "refunds.policy")
     allowed = engine.decide(req("refunds.issue", {"amount": 100}, ("support",)))
-    assert allowed.effect is Effect.ALLOW and allowed.reasons[0].line == 3 and allowed.reasons[0].file == "refunds.policy"
+    assert (
+        allowed.effect is Effect.ALLOW and allowed.reasons[0].line == 3 and allowed.reasons[0].file == "refunds.policy"
+    )
     approval = engine.decide(req("refunds.issue", {"amount": 900}, ("support",)))
     assert approval.effect is Effect.NEEDS_APPROVAL and approval.obligations.approver_roles == ("manager",)
     flagged = engine.decide(req("refunds.issue", {"amount": 900, "customer": {"status": "flagged"}}, ("support",)))
@@ -60,7 +71,9 @@ def test_deny_beats_approval_beats_allow() -> None:
 
 
 def test_fail_closed_on_missing_and_wrong_types() -> None:
-    engine = PolicyEngine.from_text('allow pay when amount is at most 5.\ndeny mail unless to ends with "@x.com".\nallow mail.')
+    engine = PolicyEngine.from_text(
+        'allow pay when amount is at most 5.\ndeny mail unless to ends with "@x.com".\nallow mail.'
+    )
     missing = engine.decide(req("pay"))
     assert missing.effect is Effect.DENY and "argument `amount` is missing" in missing.errors[0].note
     assert any("amount" in r.note for r in missing.reasons)  # the reasons say why the allow did not apply
@@ -81,8 +94,10 @@ def test_kleene_logic_decides_when_it_can() -> None:
 
 
 def test_resolver_detector_and_missing_context_fail_closed() -> None:
-    policy = 'deny cancel when order(order_id).status is not "pending".\nallow cancel.\n' \
-             'deny send when "pii" score of arguments is at least 0.8.\nallow send.'
+    policy = (
+        'deny cancel when order(order_id).status is not "pending".\nallow cancel.\n'
+        'deny send when "pii" score of arguments is at least 0.8.\nallow send.'
+    )
     orders = {"o1": {"status": "pending"}, "o2": {"status": "delivered"}}
     ctx = InMemoryContext(resolvers={"order": orders.get}, detectors={"pii": lambda text: 0.9 if "@" in text else 0.1})
     engine = PolicyEngine.from_text(policy)
@@ -95,8 +110,10 @@ def test_resolver_detector_and_missing_context_fail_closed() -> None:
     no_context = engine.decide(req("send", {"body": "hi"}))
     assert no_context.effect is Effect.DENY and "no DecisionContext" in no_context.reasons[0].note
     broken = InMemoryContext(resolvers={"order": lambda key: 1 / 0})
-    assert "ZeroDivisionError" in engine.decide(req("cancel", {"order_id": "o1"}), broken).reasons[0].note or \
-        "division" in engine.decide(req("cancel", {"order_id": "o1"}), broken).reasons[0].note
+    assert (
+        "ZeroDivisionError" in engine.decide(req("cancel", {"order_id": "o1"}), broken).reasons[0].note
+        or "division" in engine.decide(req("cancel", {"order_id": "o1"}), broken).reasons[0].note
+    )
 
 
 def test_rate_limit_counts_only_recorded_calls_and_exposes_reservation() -> None:
@@ -105,7 +122,13 @@ def test_rate_limit_counts_only_recorded_calls_and_exposes_reservation() -> None
     first = engine.decide(req("pay", at=NOON), ctx)
     assert first.effect is Effect.ALLOW
     (limit,) = first.obligations.rate_limits
-    assert (limit.scope, limit.key, limit.window_seconds, limit.limit, limit.actions) == ("user", "u1", 3600, 2, ("pay",))
+    assert (limit.scope, limit.key, limit.window_seconds, limit.limit, limit.actions) == (
+        "user",
+        "u1",
+        3600,
+        2,
+        ("pay",),
+    )
     engine.decide(req("pay", at=NOON), ctx)  # decided but never executed: not counted
     ctx.record(req("pay", at=NOON - timedelta(minutes=50)))
     ctx.record(req("pay", at=NOON - timedelta(minutes=10)))
@@ -116,9 +139,11 @@ def test_rate_limit_counts_only_recorded_calls_and_exposes_reservation() -> None
 
 
 def test_sliding_sum_and_sequence_rules() -> None:
-    policy = ("allow refund, crm.export, slack.post.\n"
-              "deny refund when sum of amount over refund in the last 24 hours per user plus amount exceeds 100.\n"
-              "deny slack.post after crm.export in the same session within 1 hour.")
+    policy = (
+        "allow refund, crm.export, slack.post.\n"
+        "deny refund when sum of amount over refund in the last 24 hours per user plus amount exceeds 100.\n"
+        "deny slack.post after crm.export in the same session within 1 hour."
+    )
     engine, ctx = PolicyEngine.from_text(policy), InMemoryContext()
     ctx.record(req("refund", {"amount": 60}, at=NOON - timedelta(hours=2)))
     ctx.record(req("refund", {"amount": 60}, at=NOON - timedelta(hours=30)))  # outside the window
@@ -132,12 +157,17 @@ def test_sliding_sum_and_sequence_rules() -> None:
 
 
 def test_time_windows_in_time_zones_and_spend() -> None:
-    policy = ('allow any tool.\ndeny any tool for agent "night-bot" outside 09:00-18:00 on weekdays in "Europe/Madrid".\n'
-              "deny any tool when accelerator spend of user today exceeds 5.00 USD.")
+    policy = (
+        'allow any tool.\ndeny any tool for agent "night-bot" outside 09:00-18:00 on weekdays in "Europe/Madrid".\n'
+        "deny any tool when accelerator spend of user today exceeds 5.00 USD."
+    )
     engine, ctx = PolicyEngine.from_text(policy), InMemoryContext()
-    monday_noon = datetime(2026, 11, 30, 11, 0, tzinfo=timezone.utc)  # 12:00 in Madrid
+    monday_noon = datetime(2026, 11, 30, 11, 0, tzinfo=UTC)  # 12:00 in Madrid
     assert engine.decide(req("x", agent="night-bot", at=monday_noon), ctx).effect is Effect.ALLOW
-    assert engine.decide(req("x", agent="night-bot", at=monday_noon.replace(hour=17, minute=30)), ctx).effect is Effect.DENY
+    assert (
+        engine.decide(req("x", agent="night-bot", at=monday_noon.replace(hour=17, minute=30)), ctx).effect
+        is Effect.DENY
+    )
     assert engine.decide(req("x", agent="night-bot", at=monday_noon - timedelta(days=2)), ctx).effect is Effect.DENY
     assert engine.decide(req("x", agent="day-bot", at=monday_noon - timedelta(days=2)), ctx).effect is Effect.ALLOW
     ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(hours=1))
@@ -152,8 +182,10 @@ def test_time_windows_in_time_zones_and_spend() -> None:
 
 
 def test_obligations_and_monitor_mode() -> None:
-    policy = ('allow crm.lookup, files.delete.\nredact email addresses and fields "ssn" in results of crm.*.\n'
-              'suppress output of crm.lookup when user has role "intern".\nmonitor deny files.delete.')
+    policy = (
+        'allow crm.lookup, files.delete.\nredact email addresses and fields "ssn" in results of crm.*.\n'
+        'suppress output of crm.lookup when user has role "intern".\nmonitor deny files.delete.'
+    )
     engine = PolicyEngine.from_text(policy)
     d = engine.decide(req("crm.lookup", roles=("intern",)))
     assert d.effect is Effect.ALLOW and d.obligations.suppress_output and d.obligations.redact_fields == ("ssn",)
@@ -174,9 +206,18 @@ def test_canonicalisation_nfkc_and_numbers() -> None:
 
 def test_deterministic_thread_safe_and_batch() -> None:
     engine = PolicyEngine.from_paths([Path(__file__).parent / "data"])
-    ctx = InMemoryContext(resolvers={"order": lambda k: {"status": "pending"}}, detectors={"sensitive information": lambda text: 0.1})
-    requests = [req(a, {"amount": n * 97 % 1200, "order_id": "o", "recipient": "z@example.com", "customer": {"status": "ok"}}, ("support",) * (n % 2))
-                for n in range(60) for a in ("refunds.issue", "cancel_order", "email.send", "crm.x", "files.delete")]
+    ctx = InMemoryContext(
+        resolvers={"order": lambda k: {"status": "pending"}}, detectors={"sensitive information": lambda text: 0.1}
+    )
+    requests = [
+        req(
+            a,
+            {"amount": n * 97 % 1200, "order_id": "o", "recipient": "z@example.com", "customer": {"status": "ok"}},
+            ("support",) * (n % 2),
+        )
+        for n in range(60)
+        for a in ("refunds.issue", "cancel_order", "email.send", "crm.x", "files.delete")
+    ]
     expected = engine.decide_many(requests, ctx)
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda r: engine.decide(r, ctx), requests * 4))

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcore.policies import PolicySyntaxError, parse
-from agentcore.policies import ast
+from agentcore.policies import PolicySyntaxError, ast, parse
 
 DATA = Path(__file__).parent / "data"
 
@@ -21,7 +20,9 @@ def cond(text: str) -> ast.Cond:
 
 
 def test_header_metadata_comments_and_default() -> None:
-    f = parse('# c1\npolicy "refunds" version 3 owner "payments" description "d"\ndefault allow.\n# c2\ndeny x.\n', "a.policy")
+    f = parse(
+        '# c1\npolicy "refunds" version 3 owner "payments" description "d"\ndefault allow.\n# c2\ndeny x.\n', "a.policy"
+    )
     assert (f.name, f.version, f.owner, f.description, f.default) == ("refunds", 3, "payments", "d", "allow")
     assert [c.line for c in f.comments] == [1, 4]
     assert f.rules[0].span is not None and (f.rules[0].span.line, f.rules[0].span.column) == (5, 1)
@@ -48,7 +49,10 @@ def test_limit_redact_suppress() -> None:
     r = rule("limit payments.charge to 10 calls per hour per user.")
     assert r.limit is not None and (r.limit.count, r.limit.window.seconds, r.limit.scope) == (10, 3600, "user")
     assert rule("limit a to 3 calls per 5 minutes per session.").limit.window.seconds == 300  # type: ignore[union-attr]
-    r = rule('redact email addresses and card numbers and fields "a.b", "c" and pattern "x+" as "xs" in results of crm.lookup.')
+    r = rule(
+        'redact email addresses and card numbers and fields "a.b", "c" and pattern "x+" as "xs" '
+        "in results of crm.lookup."
+    )
     assert [x.kind for x in r.redactions] == ["email", "card", "fields", "pattern"]
     assert r.redactions[2].fields == ("a.b", "c") and r.redactions[3].name == "xs"
     assert rule("suppress output of secrets.read.").kind == "suppress"
@@ -94,7 +98,11 @@ def test_paths_roots_and_value_functions() -> None:
     c = cond('user.department is "x"')
     assert isinstance(c, ast.Compare) and c.left == ast.Path(root="user", parts=("department",), span=c.left.span)
     c = cond("args.user is 1")
-    assert isinstance(c, ast.Compare) and isinstance(c.left, ast.Path) and (c.left.root, c.left.parts) == ("args", ("user",))
+    assert (
+        isinstance(c, ast.Compare)
+        and isinstance(c.left, ast.Path)
+        and (c.left.root, c.left.parts) == ("args", ("user",))
+    )
     c = cond('order(order_id).status is "pending"')
     assert isinstance(c, ast.Compare) and isinstance(c.left, ast.Resolve)
     assert (c.left.entity, c.left.attr) == ("order", ("status",))
@@ -151,7 +159,11 @@ def test_all_errors_of_a_file_are_reported() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["deny x when a is 1.\nrule \"r\": deny y.\nrule \"r\": deny z.", "default allow.\ndefault deny.", "deny crm.* when crm.* is 1."],
+    [
+        'deny x when a is 1.\nrule "r": deny y.\nrule "r": deny z.',
+        "default allow.\ndefault deny.",
+        "deny crm.* when crm.* is 1.",
+    ],
 )
 def test_semantic_syntax_errors(text: str) -> None:
     with pytest.raises(PolicySyntaxError):

@@ -1,0 +1,89 @@
+"""``agentcore eval``: run evaluation suites in CI and list the evaluators.
+
+Exit codes of ``run``: 0 every threshold met, 1 a threshold failed, 2 bad input (suite, traces, baseline).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+app = typer.Typer(help="Evaluate agent traces: run suites with CI gates, list the evaluators.", no_args_is_help=True)
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+@app.command("run")
+def run(
+    suite: Path = typer.Argument(..., help="Suite file (TOML) naming trace sources, evaluators and thresholds."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
+    markdown: Path | None = typer.Option(
+        None, "--markdown", help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)."
+    ),
+    json_report: Path | None = typer.Option(
+        None, "--json", help="Write the JSON report here (usable as a later --baseline)."
+    ),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="Earlier JSON report to compare against (overrides the suite's)."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Re-score everything instead of reusing cached results."),
+) -> None:
+    """Run SUITE; exit 0 when every threshold is met, 1 when one fails, 2 on bad input."""
+    from agentcore.errors import AgentCoreError
+    from agentcore.evaluations.api import EvaluationSuite
+    from agentcore.evaluations.reports import render_html, render_json, render_junit, render_markdown
+
+    console = Console(stderr=True)
+    try:
+        runner = EvaluationSuite.from_file(suite)
+        with Progress(console=console, transient=True) as bar:
+            task = bar.add_task("evaluating", total=len(runner.evaluators))
+            outcome = runner.run(
+                baseline=baseline, cache=not no_cache, progress=lambda done, total: bar.update(task, completed=done)
+            )
+    except AgentCoreError as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    for path, render in (
+        (json_report, render_json),
+        (junit, render_junit),
+        (markdown, render_markdown),
+        (html, render_html),
+    ):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(render(outcome), encoding="utf-8")
+    table = Table(title=f"{outcome.suite}: {'passed' if outcome.passed else 'FAILED'}")
+    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates"):
+        table.add_column(column)
+    for summary in outcome.summaries:
+        gates = ", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks)
+        table.add_row(
+            summary.evaluator,
+            summary.level.value,
+            str(summary.count),
+            f"{summary.mean:.3f}",
+            f"{summary.pass_rate:.0%}",
+            gates,
+        )
+    Console().print(table)
+    raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
+
+
+@app.command("list")
+def list_evaluators() -> None:
+    """List every evaluator: id, level, label scale and what it measures."""
+    from agentcore.evaluations.registry import evaluator_classes
+
+    table = Table(title="Evaluators")
+    for column in ("id", "level", "scale", "measures"):
+        table.add_column(column)
+    for evaluator_id, factory in evaluator_classes().items():
+        evaluator = factory()
+        table.add_row(evaluator_id, evaluator.level.value, evaluator.scale.describe(), evaluator.description)
+    Console(width=200).print(table)

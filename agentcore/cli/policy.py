@@ -1,0 +1,167 @@
+"""``agentcore policy``: check, explain, format, test and export policy bundles.
+
+Exit codes for CI: 0 success; 1 findings with errors (or warnings under ``--strict``), failing policy tests or
+unformatted files under ``fmt --check``; 2 the policies or inputs do not load (syntax, compile, file errors).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from agentcore.policies import PolicyEngine, PolicyError, Request
+from agentcore.policies.cedar import export as export_cedar
+from agentcore.policies.checker import check as check_bundle
+from agentcore.policies.engine import parse_sources, policy_files
+from agentcore.policies.errors import PolicyRequestError
+from agentcore.policies.formatter import format_file
+from agentcore.policies.parser import parse
+from agentcore.policies.schemas import load_tools
+from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
+
+app = typer.Typer(help="Check, explain, format, test and export policy bundles.", no_args_is_help=True)
+
+PATHS = typer.Argument(..., help="Policy files or directories (searched for *.policy).")
+
+
+def _fail(error: Exception, code: int = 2) -> typer.Exit:
+    typer.echo(str(error), err=True)
+    return typer.Exit(code)
+
+
+def _sources(paths: list[Path]) -> dict[str, str]:
+    return {str(path): path.read_text(encoding="utf-8") for path in policy_files(paths)}
+
+
+@app.command()
+def check(
+    paths: list[Path] = PATHS,
+    tools: Path | None = typer.Option(None, "--tools", help="Tool schemas (OpenAI function-calling or MCP JSON)."),
+    strict: bool = typer.Option(False, "--strict", help="Fail (exit 1) on warnings too."),
+    as_json: bool = typer.Option(False, "--json", help="Print findings as JSON lines."),
+) -> None:
+    """Parse, compile and analyse a bundle; report unknown tools/arguments, type errors, dead and shadowed rules."""
+    try:
+        sources = _sources(paths)
+        engine = PolicyEngine.from_sources(sources)
+        findings = check_bundle(engine.files, load_tools(tools) if tools else None)
+    except (PolicyError, PolicyRequestError, OSError) as error:
+        raise _fail(error) from None
+    for finding in findings:
+        typer.echo(finding.model_dump_json() if as_json else finding.render())
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = len(findings) - errors
+    rules = sum(len(f.rules) for f in engine.files)
+    if not as_json:
+        typer.echo(f"{len(sources)} files, {rules} rules: {errors} errors, {warnings} warnings")
+    if errors or (strict and warnings):
+        raise typer.Exit(1)
+
+
+@app.command()
+def explain(
+    paths: list[Path] = PATHS,
+    request: Path = typer.Option(..., "--request", help="JSON file with one request (principal, action, args, ...)."),
+) -> None:
+    """Decide one request and show the effect, the determining rules and every evaluated condition's value.
+
+    No call history, resolvers or detectors are available here, so stateful conditions fail closed.
+    """
+    try:
+        engine = PolicyEngine.from_sources(_sources(paths))
+        parsed = Request.model_validate_json(request.read_text(encoding="utf-8"))
+    except (PolicyError, OSError, ValueError) as error:
+        raise _fail(error) from None
+    decision, trace = engine.explain(parsed)
+    typer.echo(f"effect: {decision.effect.value}")
+    for reason in decision.reasons:
+        note = f"  ({reason.note})" if reason.note else ""
+        typer.echo(f"  because {reason.file}:{reason.line} [{reason.rule_id}] {reason.text}{note}")
+    for reason in decision.monitored:
+        typer.echo(f"  monitored {reason.file}:{reason.line} [{reason.rule_id}] {reason.text}")
+    if decision.would_effect is not None:
+        typer.echo(f"would be, with monitored rules enforced: {decision.would_effect.value}")
+    typer.echo("conditions:")
+    for text, value in trace:
+        typer.echo(f"  {text} -> {json.dumps(value) if isinstance(value, bool) else value}")
+
+
+@app.command()
+def fmt(
+    paths: list[Path] = PATHS,
+    check_only: bool = typer.Option(False, "--check", help="Exit 1 if a file is not formatted; change nothing."),
+) -> None:
+    """Rewrite policy files in canonical form (idempotent; the meaning never changes)."""
+    try:
+        sources = _sources(paths)
+        parse_sources(sources)
+    except (PolicyError, OSError) as error:
+        raise _fail(error) from None
+    changed = []
+    for path, text in sources.items():
+        formatted = format_file(parse(text, path))
+        if formatted != text:
+            changed.append(path)
+            if not check_only:
+                Path(path).write_text(formatted, encoding="utf-8")
+    for path in changed:
+        typer.echo(f"{'would reformat' if check_only else 'reformatted'} {path}")
+    if check_only and changed:
+        raise typer.Exit(1)
+
+
+@app.command("test")
+def test_policies(
+    paths: list[Path] = PATHS,
+    tests: list[Path] = typer.Option([], "--tests", help=f"Test files (default: *{TEST_SUFFIX} next to the policies)."),
+    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML here."),
+) -> None:
+    """Run policy test files (requests with expected effects); exit 1 if any case fails."""
+    try:
+        engine = PolicyEngine.from_sources(_sources(paths))
+        found = tests or sorted(
+            {t for p in paths for t in (p.rglob(f"*{TEST_SUFFIX}") if p.is_dir() else p.parent.glob(f"*{TEST_SUFFIX}"))}
+        )
+        if not found:
+            raise PolicyRequestError(f"no *{TEST_SUFFIX} files found next to the policies; pass --tests")
+        results = run_tests(engine, found)
+    except (PolicyError, PolicyRequestError, OSError) as error:
+        raise _fail(error) from None
+    for result in results:
+        if not result.passed:
+            typer.echo(f"FAIL {result.file} :: {result.name}: {result.message}")
+    failed = sum(not r.passed for r in results)
+    typer.echo(f"{len(results) - failed} passed, {failed} failed")
+    if junit is not None:
+        junit.write_text(junit_xml(results), encoding="utf-8")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    paths: list[Path] = PATHS,
+    cedar: bool = typer.Option(False, "--cedar", help="Export to Cedar (the only format so far)."),
+    tools: Path | None = typer.Option(None, "--tools", help="Tool schemas, to expand glob patterns like crm.*."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the Cedar policies here (default stdout)."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 if any rule is not translatable."),
+) -> None:
+    """Export the stateless rules as Cedar; stateful, guardrail and obligation rules are listed as not translatable."""
+    if not cedar:
+        raise _fail(ValueError("choose a format: --cedar"))
+    try:
+        engine = PolicyEngine.from_sources(_sources(paths))
+        names = sorted(load_tools(tools)) if tools else None
+    except (PolicyError, PolicyRequestError, OSError) as error:
+        raise _fail(error) from None
+    exported = export_cedar(engine.files, names)
+    if output is None:
+        typer.echo(exported.text, nl=False)
+    else:
+        output.write_text(exported.text, encoding="utf-8")
+    for skipped in exported.skipped:
+        typer.echo(f"{skipped.file}:{skipped.line}: not translatable [{skipped.rule_id}]: {skipped.why}", err=True)
+    if strict and exported.skipped:
+        raise typer.Exit(1)

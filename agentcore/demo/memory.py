@@ -1,0 +1,46 @@
+"""What the agent remembers about a customer between conversations, on :class:`MemoryStore`.
+
+Preferences (the payment method a customer chose, their new address) are long-term records, one live record per
+kind: a newer choice supersedes the older one, so recall returns the latest and the history stays auditable.
+Every turn is also an event, the short-term memory of the conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentcore.memory import MemoryStore
+
+
+def preferences(customer: str) -> str:
+    return f"/customers/{customer}/preferences"
+
+
+class CustomerMemory:
+    """Per-customer preferences and conversation events; every query and record is embedded through accel."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.created = 0
+
+    def remember(self, customer: str, kind: str, value: Any, text: str, session_id: str) -> bool:
+        """Keep ``value`` as the customer's current ``kind`` preference; False when it already was."""
+        records = self.store.list_records(customer, namespace=preferences(customer), subject=kind)
+        if any(r.metadata.get("value") == value for r in records):
+            return False
+        record = self.store.add_record(
+            customer, preferences(customer), text, strategy="preference", subject=kind,
+            metadata={"kind": kind, "value": value, "session": session_id},
+        )  # fmt: skip
+        self.created += 1
+        for old in records:
+            self.store.supersede_record(customer, old.id, record.id)
+        return True
+
+    def recall(self, customer: str, kind: str, query: str) -> Any:
+        """The customer's current ``kind`` preference most relevant to ``query``, or None if there is none."""
+        hits = self.store.retrieve(customer, query, namespace=preferences(customer), top_k=1, filters={"kind": kind})
+        return hits[0].record.metadata.get("value") if hits else None
+
+    def log(self, customer: str, session_id: str, role: str, text: str) -> None:
+        self.store.add_event(customer, session_id, role, text)

@@ -1,0 +1,95 @@
+"""Play scripted conversations through an agent, the gateway and memory, and record each as an evaluation trace.
+
+The runner plays the supervisor too: a call that needs approval is granted through the gateway's approvals API
+after the turn, as a person at an approvals console would.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import BaseModel, ConfigDict
+
+from agentcore.demo.agent import Agent, result_text
+from agentcore.demo.governance import APPROVER
+from agentcore.demo.memory import CustomerMemory
+from agentcore.demo.scenarios import Script
+from agentcore.demo.session import AgentSession, ToolOutcome
+from agentcore.evaluations.trace import ExpectedCall, Session, SessionReference, ToolCall, ToolSpec, Trace, TraceReference
+from agentcore.gateway import Gateway
+
+log = logging.getLogger(__name__)
+
+
+class PlayedSession(BaseModel):
+    """One conversation as played: the script, every tool outcome, the trace, and what went off-script."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: Script
+    customer: str | None
+    outcomes: list[ToolOutcome]
+    trace: Session
+    off_script: list[str]
+
+
+def play(
+    script: Script, agent: Agent, gateway: Gateway, memory: CustomerMemory, *, tenant: str
+) -> PlayedSession:
+    """Play one script turn by turn; approvals are granted by the demo's supervisor."""
+    session = AgentSession(script.session_id, gateway, memory, tenant=tenant)
+    tools = [ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"]) for t in session.tool_schemas]
+    traces, call_number = [], 0
+    for number, turn in enumerate(script.turns, start=1):
+        start = len(session.outcomes)
+        reply = agent.respond(turn.say, session)
+        for outcome in list(session.outcomes[start:]):
+            if outcome.status == "needs_approval":
+                granted = session.approve(outcome, APPROVER, note=f"demo supervisor: {script.title}")
+                reply += " " + _approval_text(granted)
+        spans = []
+        for outcome in session.outcomes[start:]:
+            call_number += 1
+            spans.append(_span(f"{script.session_id}/call-{call_number}", outcome))
+        expected = [ExpectedCall(name=t.name, arguments={k: [v] for k, v in t.arguments.items()}) for t in turn.tools]
+        reference = TraceReference(expected_tool_calls=expected)
+        traces.append(Trace(id=f"{script.session_id}/turn-{number}", input=turn.say, output=reply, spans=spans,
+                            reference=reference))  # fmt: skip
+    if session.customer is not None:
+        for trace in traces:
+            memory.log(session.customer, script.session_id, "user", trace.input)
+            memory.log(session.customer, script.session_id, "assistant", trace.output)
+    off_script = script.check(session.outcomes)
+    if off_script:
+        log.warning("session %s went off script: %s", script.session_id, "; ".join(off_script))
+    return PlayedSession(
+        script=script,
+        customer=session.customer,
+        outcomes=session.outcomes,
+        trace=Session(id=script.session_id, traces=traces, tools=tools, reference=_reference(script)),
+        off_script=off_script,
+    )
+
+
+def _span(span_id: str, outcome: ToolOutcome) -> ToolCall:
+    failed = outcome.status in ("error", "invalid", "denied")
+    return ToolCall(
+        id=span_id, name=outcome.tool, arguments=outcome.arguments, result=outcome.result,
+        error=outcome.message if failed else None, decision=outcome.decision,
+    )  # fmt: skip
+
+
+def _reference(script: Script) -> SessionReference:
+    """Ground truth: the scripted calls meant to succeed are the goals; the scripted tools are the trajectory."""
+    goals = [e for e in script.expect if e.status in ("ok", "approved")]
+    actions = [
+        ExpectedCall(name=e.tool, arguments={"payment_method_id": [e.payment_method_id]} if e.payment_method_id else {})
+        for e in goals
+    ]
+    return SessionReference(expected_actions=actions, expected_trajectory=[e.tool for e in script.expect])
+
+
+def _approval_text(outcome: ToolOutcome) -> str:
+    if outcome.status == "approved":
+        return f"Good news: a supervisor approved it. {result_text(outcome.tool, outcome.result)}"
+    return f"The approval could not be completed: {outcome.message}"

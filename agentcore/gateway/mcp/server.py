@@ -1,0 +1,162 @@
+"""The MCP proxy server: tools/list filtered per caller, tools/call enforced by the gateway.
+
+A denial (or pending approval, or argument error) is a tool result with ``isError: true`` and the reason the
+model can read, not a protocol error. Identity: from the configured ``identity`` on stdio, from a verified
+bearer JWT on HTTP (checked by an ASGI middleware before the MCP layer; bad tokens get 401).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from agentcore.errors import ConfigError
+from agentcore.gateway.errors import ApprovalRequired, GatewayError
+from agentcore.gateway.gateway import Gateway
+from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
+from agentcore.gateway.mcp.config import ProxyConfig
+from agentcore.gateway.mcp.upstream import Upstreams
+from agentcore.gateway.naming import name_map
+from agentcore.policies.model import AgentInfo, Principal
+
+log = logging.getLogger(__name__)
+Caller = tuple[Principal, AgentInfo, str | None]
+ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
+
+
+class McpProxy:
+    """Build from a :class:`ProxyConfig` (or an existing Gateway) and run with :meth:`run_stdio` / :meth:`run_http`."""
+
+    def __init__(self, config: ProxyConfig, gateway: Gateway | None = None) -> None:
+        self.config = config
+        self.gateway = gateway or Gateway(
+            config.policies or None, database=config.database, state=config.state, mode=config.mode, name=config.name
+        )
+        for spec in config.tools:
+            _load_registrar(spec)(self.gateway)
+        self.upstreams = Upstreams(self.gateway, config.targets)
+        self.verifier = JwtVerifier(config.auth) if config.auth else None
+        self.server: Server[Any] = Server(
+            config.name, version="1", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+        )
+
+    # ---- identity and names ---------------------------------------------------------------------------------
+    def _caller(self, ctx: Any) -> Caller:
+        request = getattr(ctx, "request", None)
+        state = getattr(request, "state", None)
+        caller: Caller | None = getattr(state, "agentcore_caller", None) if state is not None else None
+        if caller is not None:
+            return caller
+        identity = self.config.identity
+        if identity is None or request is not None:
+            raise AuthError("no caller identity: configure [gateway.identity] for stdio or [gateway.auth] for HTTP")
+        principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
+        return principal, AgentInfo(id=identity.agent), identity.tenant
+
+    def _names(self) -> dict[str, str]:
+        """Exposed name -> gateway tool name."""
+        pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in self.gateway.registry]
+        exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
+        return {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
+
+    # ---- handlers -------------------------------------------------------------------------------------------
+    async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        principal, agent, _ = self._caller(ctx)
+        allowed = {t.name: t for t in self.gateway.list_tools(principal, agent)}
+        tools = [
+            types.Tool(name=exposed, description=allowed[name].description, input_schema=allowed[name].input_schema)
+            for exposed, name in self._names().items()
+            if name in allowed
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            principal, agent, tenant = self._caller(ctx)
+        except AuthError as error:
+            return _error(str(error))
+        name = self._names().get(params.name, params.name)
+        session = getattr(getattr(ctx, "session", None), "session_id", None)
+        try:
+            result = await self.gateway.acall(
+                name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
+                approval="raise",
+            )  # fmt: skip
+        except ApprovalRequired as pending:
+            return _error(f"Pending human approval ({pending.approval_id}); it runs once approved.")
+        except GatewayError as error:
+            return _error(getattr(error, "agent_message", str(error)))
+        if name in self.upstreams.origin and isinstance(result, dict) and "content" in result:
+            return types.CallToolResult.model_validate(result)
+        return _wrap(result)
+
+    # ---- transports -----------------------------------------------------------------------------------------
+    async def run_stdio(self) -> None:
+        async with self.upstreams, stdio_server() as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
+
+    def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
+        """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification."""
+        if self.verifier is None:
+            raise ConfigError("serving over HTTP needs [gateway.auth] (bearer JWT settings)")
+        app = self.server.streamable_http_app(host=host)
+        return _JwtMiddleware(app, self.verifier)
+
+    async def run_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
+        import uvicorn
+
+        async with self.upstreams:
+            config = uvicorn.Config(self.http_app(host), host=host, port=port, log_level="warning")
+            await uvicorn.Server(config).serve()
+
+
+class _JwtMiddleware:
+    """Rejects HTTP requests without a valid bearer JWT (401) and hands the caller to the MCP handlers."""
+
+    def __init__(self, app: ASGIApp, verifier: JwtVerifier) -> None:
+        self.app = app
+        self.verifier = verifier
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_headers = dict(scope.get("headers") or [])
+        try:
+            caller = self.verifier.verify(request_headers.get(b"authorization", b"").decode("latin-1") or None)
+        except AuthError as error:
+            log.warning("rejected MCP request: %s", error)
+            body = json.dumps({"error": "invalid_token", "error_description": str(error)}).encode()
+            headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer error="invalid_token"')]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope.setdefault("state", {})["agentcore_caller"] = caller
+        await self.app(scope, receive, send)
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def _wrap(result: Any) -> types.CallToolResult:
+    text = result if isinstance(result, str) else json.dumps(result, default=str)
+    structured = result if isinstance(result, dict) else None
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+
+def _load_registrar(spec: str) -> Callable[[Gateway], Any]:
+    """``package.module:function`` -> the function that registers in-process tools on the gateway."""
+    module, _, attr = spec.partition(":")
+    try:
+        function: Callable[[Gateway], Any] = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise ConfigError(f"tools entry {spec!r}: cannot load it ({error}); use 'package.module:function'") from None
+    return function

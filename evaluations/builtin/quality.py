@@ -1,0 +1,280 @@
+"""Response-quality evaluators: Faithfulness, Correctness, ResponseRelevance, Coherence, Conciseness, Helpfulness.
+
+Faithfulness, Correctness and Helpfulness run small logistic heads (trained by ``scripts/train_eval_heads.py``
+on HaluEval and PandaLM, shipped as ONNX, run through accel) over features from :mod:`..features`.
+ResponseRelevance, Coherence and Conciseness are fixed formulas over MiniLM similarities and text statistics;
+no public human labels exist to train them on that our licences allow, so they are measured, not fitted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from agentcore.evaluations import features
+from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.builtin.safety import refusal_probability, refusal_texts
+from agentcore.evaluations.models import Models
+from agentcore.evaluations.registry import register
+from agentcore.evaluations.result import FIVE, Level, Scale
+from agentcore.evaluations.text import sentences, words
+
+CORRECTNESS_SCALE = Scale(labels=(("Incorrect", 0.0), ("Partially Correct", 0.5), ("Perfectly Correct", 1.0)))
+CONCISENESS_SCALE = Scale(labels=(("Not Concise", 0.0), ("Partially Concise", 0.5), ("Perfectly Concise", 1.0)))
+HELPFULNESS_SCALE = Scale(
+    labels=(
+        ("Not helpful at all", 0.0),
+        ("Very unhelpful", 1 / 6),
+        ("Somewhat unhelpful", 2 / 6),
+        ("Neutral/Mixed", 0.5),
+        ("Somewhat helpful", 4 / 6),
+        ("Very helpful", 5 / 6),
+        ("Above and beyond", 1.0),
+    )
+)
+
+
+@register
+class Faithfulness(Evaluator):
+    id = "Builtin.Faithfulness"
+    level = Level.TRACE
+    scale = FIVE
+    description = (
+        "the response is supported by (and does not contradict) the context: documents, retrievals, tool results"
+    )
+
+    def texts(self, target: Target) -> list[str]:
+        trace = target.turn
+        return features.grounding_texts(trace.output, trace.input, trace.documents) if trace.documents else []
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        grounded = [target for target in targets if target.turn.documents]
+        rows = [features.grounding_features(t.turn.output, t.turn.input, t.turn.documents, models) for t in grounded]
+        scores = iter(
+            models.head("faithfulness", features.as_matrix(rows, len(features.GROUNDING_FEATURES)), owner=self.id)
+        )
+        judgements = []
+        for target in targets:
+            if not target.turn.documents:
+                judgements.append(
+                    Judgement(0.5, "no context (documents, retrievals, tool results) to check the response against")
+                )
+                continue
+            score = float(next(scores))
+            judgements.append(
+                Judgement(
+                    score,
+                    f"probability the response is supported by its {len(target.turn.documents)} context documents: "
+                    f"{score:.2f}",
+                )
+            )
+        return judgements
+
+
+@register
+class Correctness(Evaluator):
+    id = "Builtin.Correctness"
+    level = Level.TRACE
+    scale = CORRECTNESS_SCALE
+    description = "the response is factually correct (against reference.expected_response when given)"
+
+    @staticmethod
+    def _mode(target: Target) -> str:
+        reference = target.turn.reference
+        if reference is not None and reference.expected_response:
+            return "reference"
+        return "context" if target.turn.documents else "open"
+
+    def texts(self, target: Target) -> list[str]:
+        trace = target.turn
+        mode = self._mode(target)
+        if mode == "reference":
+            assert trace.reference is not None and trace.reference.expected_response is not None
+            return features.reference_texts(trace.output, trace.reference.expected_response)
+        if mode == "context":
+            return features.grounding_texts(trace.output, trace.input, trace.documents)
+        return [trace.input, trace.output]
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        modes = [self._mode(target) for target in targets]
+        plans = {
+            "reference": (
+                "correctness_reference",
+                features.REFERENCE_FEATURES,
+                self._reference_row,
+                "matches the expected response",
+            ),
+            "context": (
+                "faithfulness",
+                features.GROUNDING_FEATURES,
+                self._context_row,
+                "is supported by the context (no expected response given)",
+            ),
+            "open": (
+                "correctness_open",
+                features.OPEN_FEATURES,
+                self._open_row,
+                "shows no sign of fabrication (no reference or context: weak)",
+            ),
+        }
+        scores: dict[int, float] = {}
+        for mode, (head, names, row, _) in plans.items():
+            chosen = [index for index, item in enumerate(modes) if item == mode]
+            if chosen:
+                matrix = features.as_matrix([row(targets[index], models) for index in chosen], len(names))
+                scores.update(zip(chosen, models.head(head, matrix, owner=self.id).tolist(), strict=True))
+        return [
+            Judgement(scores[index], f"probability the response {plans[mode][3]}: {scores[index]:.2f}")
+            for index, mode in enumerate(modes)
+        ]
+
+    @staticmethod
+    def _reference_row(target: Target, models: Models) -> list[float]:
+        trace = target.turn
+        assert trace.reference is not None and trace.reference.expected_response is not None
+        return features.reference_features(trace.output, trace.reference.expected_response, trace.input, models)
+
+    @staticmethod
+    def _context_row(target: Target, models: Models) -> list[float]:
+        return features.grounding_features(target.turn.output, target.turn.input, target.turn.documents, models)
+
+    @staticmethod
+    def _open_row(target: Target, models: Models) -> list[float]:
+        return features.open_features(target.turn.input, target.turn.output, models)
+
+
+#: cosine(request, response) at or below which a response is judged not relevant, and the span to full relevance
+RELEVANCE_FLOOR = 0.1
+RELEVANCE_SPAN = 0.5
+
+
+@register
+class ResponseRelevance(Evaluator):
+    id = "Builtin.ResponseRelevance"
+    level = Level.TRACE
+    scale = FIVE
+    description = "the response addresses the user's request"
+
+    def texts(self, target: Target) -> list[str]:
+        return [target.turn.input, target.turn.output]
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        judgements = []
+        for target in targets:
+            request, response = models.embed(self.texts(target))
+            similarity = float(request @ response)
+            score = float(np.clip((similarity - RELEVANCE_FLOOR) / RELEVANCE_SPAN, 0.0, 1.0))
+            judgements.append(Judgement(score, f"request-response similarity {similarity:.2f}"))
+        return judgements
+
+
+def _sentence_units(text: str) -> list[str]:
+    return sentences(text)[:40]
+
+
+@register
+class Coherence(Evaluator):
+    id = "Builtin.Coherence"
+    level = Level.TRACE
+    scale = FIVE
+    description = "the response is logically structured: connected sentences, no repetition, no fragments"
+
+    def texts(self, target: Target) -> list[str]:
+        return _sentence_units(target.turn.output)
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        return [self._one(target.turn.output, models) for target in targets]
+
+    @staticmethod
+    def _one(text: str, models: Models) -> Judgement:
+        units = _sentence_units(text)
+        if not units:
+            return Judgement(0.0, "empty response")
+        vectors = models.embed(units)
+        flow = float(np.mean(np.sum(vectors[1:] * vectors[:-1], axis=1))) if len(units) > 1 else 0.5
+        duplicated = 1.0 - len({unit.lower() for unit in units}) / len(units)
+        fragments = sum(1 for unit in units if len(words(unit)) < 4) / len(units)
+        repeated = features.repetition(text)
+        score = 0.4 * min(max(flow, 0.0) / 0.5, 1.0) + 0.6 * (1.0 - min(1.0, 2 * duplicated + 2 * repeated + fragments))
+        why = (
+            f"adjacent-sentence similarity {flow:.2f}; repeated trigrams {repeated:.0%}; "
+            f"duplicate sentences {duplicated:.0%}; fragments {fragments:.0%}"
+        )
+        return Judgement(float(np.clip(score, 0.0, 1.0)), why)
+
+
+_FILLER = re.compile(
+    r"\b(i hope this helps|let me know if|feel free to|it is important to note|it's important to note|"
+    r"in conclusion|as an ai|great question|certainly!|of course!|i'd be happy to|i would be happy to|overall,)",
+    re.IGNORECASE,
+)
+_BREVITY = re.compile(
+    r"\b(brief|briefly|concise|concisely|short|one sentence|one word|a few words|in \d+ words|tl;?dr)\b", re.IGNORECASE
+)
+#: words a reply may use before length counts against it (requests asking for brevity get the short budget)
+DEFAULT_BUDGET, BRIEF_BUDGET = 200, 60
+
+
+@register
+class Conciseness(Evaluator):
+    id = "Builtin.Conciseness"
+    level = Level.TRACE
+    scale = CONCISENESS_SCALE
+    description = (
+        "the response is appropriately brief: no repetition, filler or off-topic sentences, length fits the request"
+    )
+
+    def texts(self, target: Target) -> list[str]:
+        return [target.turn.input, *_sentence_units(target.turn.output)]
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        judgements = []
+        for target in targets:
+            trace = target.turn
+            units = _sentence_units(trace.output)
+            if not units:
+                judgements.append(Judgement(0.0, "empty response"))
+                continue
+            vectors = models.embed([trace.input, *units])
+            off_topic = float(np.mean(vectors[1:] @ vectors[0] < RELEVANCE_FLOOR)) if trace.input.strip() else 0.0
+            budget = BRIEF_BUDGET if _BREVITY.search(trace.input) else max(DEFAULT_BUDGET, 3 * len(words(trace.input)))
+            length = len(words(trace.output))
+            over = max(0.0, math.log(length / budget)) if length else 0.0
+            filler = len(_FILLER.findall(trace.output))
+            repeated = features.repetition(trace.output)
+            penalty = 2 * repeated + 0.1 * filler + 0.5 * over + 0.5 * off_topic
+            why = (
+                f"{length} words (budget {budget}); repeated trigrams {repeated:.0%}; filler phrases {filler}; "
+                f"off-topic sentences {off_topic:.0%}"
+            )
+            judgements.append(Judgement(float(np.clip(1.0 - penalty, 0.0, 1.0)), why))
+        return judgements
+
+
+@register
+class Helpfulness(Evaluator):
+    id = "Builtin.Helpfulness"
+    level = Level.TRACE
+    scale = HELPFULNESS_SCALE
+    description = "how useful the response is from the user's point of view (not its factual correctness)"
+
+    def texts(self, target: Target) -> list[str]:
+        trace = target.turn
+        return [*features.helpfulness_texts(trace.input, trace.output), *refusal_texts(trace.output)]
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+        refusals = [refusal_probability(target.turn.output, models)[0] for target in targets]
+        rows = [
+            features.helpfulness_features(target.turn.input, target.turn.output, refusal, models)
+            for target, refusal in zip(targets, refusals, strict=True)
+        ]
+        scores = models.head("helpfulness", features.as_matrix(rows, len(features.HELPFULNESS_FEATURES)), owner=self.id)
+        return [
+            Judgement(
+                float(score), f"helpfulness head {score:.2f} (request similarity {row[0]:.2f}, refusal {refusal:.2f})"
+            )
+            for score, row, refusal in zip(scores, rows, refusals, strict=True)
+        ]

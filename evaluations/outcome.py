@@ -1,0 +1,135 @@
+"""Summaries per evaluator, threshold gates and baseline regressions: what decides a CI run's exit code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentcore.evaluations.errors import SuiteError
+from agentcore.evaluations.result import EvaluatorResult, Level
+from agentcore.evaluations.suite import Gate
+
+REPORT_SCHEMA = "agentcore.eval-report/1"
+
+
+class Check(BaseModel):
+    """One gate: e.g. ``min_mean`` 0.6 against an actual 0.71."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    threshold: float
+    actual: float
+    passed: bool
+
+
+class EvaluatorSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    evaluator: str
+    level: Level
+    count: int
+    mean: float
+    minimum: float
+    pass_rate: float
+    baseline_mean: float | None = None
+    regression: float | None = None
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+
+class Outcome(BaseModel):
+    """Everything a report shows: the suite, per-evaluator summaries, every result, and the verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: str = REPORT_SCHEMA
+    suite: str
+    sessions: int
+    summaries: tuple[EvaluatorSummary, ...]
+    results: tuple[EvaluatorResult, ...]
+    passed: bool
+
+
+def _round(value: float) -> float:
+    return round(value, 6)
+
+
+def read_baseline(path: Path) -> dict[str, float]:
+    """Evaluator means from an earlier JSON report."""
+    try:
+        report = Outcome.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SuiteError(f"baseline {path} does not exist; run once with --json {path} to create it") from None
+    except (ValidationError, json.JSONDecodeError) as error:
+        raise SuiteError(f"baseline {path} is not an agentcore JSON report ({REPORT_SCHEMA}): {error}") from None
+    return {summary.evaluator: summary.mean for summary in report.summaries}
+
+
+def summarise(
+    suite: str,
+    sessions: int,
+    results: Sequence[EvaluatorResult],
+    gates: dict[str, Gate],
+    *,
+    baseline: dict[str, float] | None = None,
+    max_regression: float = 0.05,
+    lower_is_better: frozenset[str] = frozenset(),
+) -> Outcome:
+    """Group results by evaluator, apply gates and the baseline regression check.
+
+    ``lower_is_better`` names rate evaluators (Refusal) whose regression is a *rise* of the mean.
+    """
+    summaries = []
+    for evaluator in dict.fromkeys(result.evaluator for result in results):
+        mine = [result for result in results if result.evaluator == evaluator]
+        scores = [result.score for result in mine]
+        mean = _round(sum(scores) / len(scores))
+        minimum = _round(min(scores))
+        pass_rate = _round(sum(result.passed for result in mine) / len(mine))
+        gate = gates.get(evaluator, Gate())
+        checks = []
+        for name, actual in (("min_mean", mean), ("min_score", minimum), ("min_pass_rate", pass_rate)):
+            threshold = getattr(gate, name)
+            if threshold is not None:
+                checks.append(Check(name=name, threshold=threshold, actual=actual, passed=actual >= threshold))
+        if gate.max_mean is not None:
+            checks.append(Check(name="max_mean", threshold=gate.max_mean, actual=mean, passed=mean <= gate.max_mean))
+        base = (baseline or {}).get(evaluator)
+        regression = None
+        if base is not None:
+            regression = _round(mean - base if evaluator in lower_is_better else base - mean)
+            checks.append(
+                Check(
+                    name="max_regression",
+                    threshold=max_regression,
+                    actual=regression,
+                    passed=regression <= max_regression,
+                )
+            )
+        summaries.append(
+            EvaluatorSummary(
+                evaluator=evaluator,
+                level=mine[0].level,
+                count=len(mine),
+                mean=mean,
+                minimum=minimum,
+                pass_rate=pass_rate,
+                baseline_mean=base,
+                regression=regression,
+                checks=tuple(checks),
+            )
+        )
+    return Outcome(
+        suite=suite,
+        sessions=sessions,
+        summaries=tuple(summaries),
+        results=tuple(results),
+        passed=all(summary.passed for summary in summaries),
+    )

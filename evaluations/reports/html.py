@@ -1,0 +1,138 @@
+"""One self-contained HTML page: summary table, inline SVG charts (score distribution per evaluator, pass/fail
+counts, change versus baseline) and the failing results. No scripts, no external assets."""
+
+from __future__ import annotations
+
+from html import escape
+
+from agentcore.evaluations.outcome import EvaluatorSummary, Outcome
+
+_BINS = 10
+_PASS, _FAIL, _BAR = "#2e7d32", "#c62828", "#1565c0"
+_ROW, _LABEL_WIDTH, _WIDTH = 22, 260, 560
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;margin:1rem 0}"
+    "td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}th{background:#f3f3f3}"
+    ".pass{color:#2e7d32}.fail{color:#c62828}.charts{display:flex;flex-wrap:wrap;gap:1rem}figure{margin:0}"
+    "figcaption{font-size:.85rem;color:#555}"
+)
+
+
+def _svg(css_class: str, width: float, height: float, title: str, body: str) -> str:
+    return (
+        f'<svg class="chart {css_class}" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>{body}</svg>'
+    )
+
+
+def _rect(x: float, y: float, width: float, height: float, fill: str, tip: str) -> str:
+    return (
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" fill="{fill}">'
+        f"<title>{escape(tip)}</title></rect>"
+    )
+
+
+def _label(y: float, text: str) -> str:
+    return f'<text x="0" y="{y + 14}" font-size="12">{escape(text)}</text>'
+
+
+def _histogram(outcome: Outcome, summary: EvaluatorSummary) -> str:
+    counts = [0] * _BINS
+    for result in outcome.results:
+        if result.evaluator == summary.evaluator:
+            counts[min(int(result.score * _BINS), _BINS - 1)] += 1
+    top = max(counts) or 1
+    width, height = 220, 90
+    bars = "".join(
+        _rect(
+            i * width / _BINS + 1,
+            height - 15 - count / top * (height - 25),
+            width / _BINS - 2,
+            count / top * (height - 25),
+            _BAR,
+            f"{i / _BINS:.1f}–{(i + 1) / _BINS:.1f}: {count}",
+        )
+        for i, count in enumerate(counts)
+    )
+    axis = (
+        f'<text x="0" y="{height - 2}" font-size="10">0</text>'
+        f'<text x="{width - 8}" y="{height - 2}" font-size="10">1</text>'
+    )
+    chart = _svg("score-distribution", width, height, f"{summary.evaluator} score distribution", bars + axis)
+    return f"<figure>{chart}<figcaption>{escape(summary.evaluator)} (mean {summary.mean:.2f})</figcaption></figure>"
+
+
+def _pass_fail(outcome: Outcome) -> str:
+    parts = []
+    for index, summary in enumerate(outcome.summaries):
+        y = index * _ROW + 5
+        passed = round(summary.pass_rate * summary.count)
+        failed = summary.count - passed
+        scale = (_WIDTH - _LABEL_WIDTH - 10) / max(summary.count, 1)
+        parts.append(_label(y, summary.evaluator))
+        parts.append(_rect(_LABEL_WIDTH, y, passed * scale, 16, _PASS, f"passed {passed}"))
+        parts.append(_rect(_LABEL_WIDTH + passed * scale, y, failed * scale, 16, _FAIL, f"failed {failed}"))
+    height = _ROW * len(outcome.summaries) + 10
+    return _svg("pass-fail", _WIDTH, height, "Pass/fail counts per evaluator", "".join(parts))
+
+
+def _regressions(outcome: Outcome) -> str:
+    compared = [summary for summary in outcome.summaries if summary.regression is not None]
+    if not compared:
+        return '<p class="no-baseline">No baseline given: run with <code>--baseline</code> to chart changes.</p>'
+    middle = _LABEL_WIDTH + (_WIDTH - _LABEL_WIDTH) / 2
+    span = (_WIDTH - _LABEL_WIDTH) / 2 - 10
+    height = _ROW * len(compared) + 10
+    parts = [f'<line x1="{middle}" y1="0" x2="{middle}" y2="{height}" stroke="#888"/>']
+    for index, summary in enumerate(compared):
+        change = -(summary.regression or 0.0)
+        y = index * _ROW + 5
+        length = max(min(abs(change), 1.0) * span, 1.0)
+        colour = _PASS if summary.passed else _FAIL
+        parts.append(_label(y, summary.evaluator))
+        tip = f"{change:+.3f} vs baseline {summary.baseline_mean:.3f}"
+        parts.append(_rect(middle if change >= 0 else middle - length, y, length, 16, colour, tip))
+    return _svg("regressions", _WIDTH, height, "Change of mean score versus baseline", "".join(parts))
+
+
+def _summary_row(summary: EvaluatorSummary) -> str:
+    gates = ", ".join(
+        f'<span class="{"pass" if c.passed else "fail"}">{c.name} {c.threshold:g} ({c.actual:g})</span>'
+        for c in summary.checks
+    )
+    cells = (
+        escape(summary.evaluator),
+        summary.level.value,
+        str(summary.count),
+        f"{summary.mean:.3f}",
+        f"{summary.minimum:.3f}",
+        f"{summary.pass_rate:.0%}",
+        gates,
+    )
+    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+
+
+def render_html(outcome: Outcome) -> str:
+    verdict = '<span class="pass">passed</span>' if outcome.passed else '<span class="fail">failed</span>'
+    rows = "".join(_summary_row(summary) for summary in outcome.summaries)
+    failures = "".join(
+        f"<tr><td>{escape(r.evaluator)}</td><td>{escape(r.session_id)}/{escape(r.target_id)}</td>"
+        f"<td>{escape(r.label)}</td><td>{escape(r.explanation)}</td></tr>"
+        for r in outcome.results
+        if not r.passed
+    )
+    histograms = "".join(_histogram(outcome, summary) for summary in outcome.summaries)
+    title = escape(outcome.suite)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Evaluation: {title}</title><style>{_STYLE}</style></head>
+<body><h1>Evaluation: {title} — {verdict}</h1>
+<p>{outcome.sessions} sessions, {len(outcome.results)} results.</p>
+<table><tr><th>Evaluator</th><th>Level</th><th>N</th><th>Mean</th><th>Min</th><th>Pass rate</th><th>Gates</th></tr>
+{rows}</table>
+<h2>Score distribution per evaluator</h2><div class="charts">{histograms}</div>
+<h2>Pass / fail</h2>{_pass_fail(outcome)}
+<h2>Change versus baseline</h2>{_regressions(outcome)}
+<h2>Failing results</h2>
+<table><tr><th>Evaluator</th><th>Target</th><th>Label</th><th>Explanation</th></tr>{failures}</table>
+</body></html>
+"""

@@ -1,0 +1,47 @@
+"""Markdown summary for CI step summaries (``$GITHUB_STEP_SUMMARY``): one table row per evaluator, then failures."""
+
+from __future__ import annotations
+
+from agentcore.evaluations.outcome import Outcome
+
+_MAX_FAILURES = 20
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(outcome: Outcome) -> str:
+    verdict = "✅ passed" if outcome.passed else "❌ failed"
+    lines = [
+        f"## Evaluation: {outcome.suite} — {verdict}",
+        "",
+        f"{outcome.sessions} sessions, {len(outcome.results)} results.",
+        "",
+        "| Evaluator | Level | N | Mean | Min | Pass rate | vs baseline | Gates |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for summary in outcome.summaries:
+        delta = "" if summary.regression is None else f"{-summary.regression:+.3f}"
+        gates = ", ".join(f"{'✅' if c.passed else '❌'} {c.name} {c.threshold:g}" for c in summary.checks) or "—"
+        lines.append(
+            f"| {summary.evaluator} | {summary.level.value} | {summary.count} | {summary.mean:.3f} "
+            f"| {summary.minimum:.3f} | {summary.pass_rate:.0%} | {delta} | {gates} |"
+        )
+    failures = [result for result in outcome.results if not result.passed]
+    if failures:
+        lines += [
+            "",
+            f"### Failing results ({len(failures)})",
+            "",
+            "| Evaluator | Target | Label | Explanation |",
+            "|---|---|---|---|",
+        ]
+        for result in failures[:_MAX_FAILURES]:
+            lines.append(
+                f"| {result.evaluator} | {_cell(result.session_id)}/{_cell(result.target_id)} | {result.label} "
+                f"| {_cell(result.explanation)} |"
+            )
+        if len(failures) > _MAX_FAILURES:
+            lines.append(f"\n…and {len(failures) - _MAX_FAILURES} more (see the JSON or JUnit report).")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,289 @@
+"""``agentcore policy check``: findings about a bundle, against tool schemas when given.
+
+Errors (exit 1): unknown tools, unknown argument paths, type mismatches, conditions that can never hold.
+Warnings: rules that allow or deny everything, glob patterns matching no tool, rules shadowed by another rule
+(they can never change a decision), and allow/deny rules that overlap (deny wins where both match).
+Emptiness, shadowing and overlap are decided exactly with interval and set reasoning (``regions.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agentcore.policies import ast
+from agentcore.policies.regions import Region, contains, is_empty, meet, rule_region, schema_constraint
+from agentcore.policies.schemas import ToolSchema
+
+_NUMERIC_OPS = {"gt", "ge", "lt", "le", "between", "not_between"}
+_TEXT_OPS = {"starts_with", "not_starts_with", "ends_with", "not_ends_with", "matches", "not_matches"}
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", str: "string", type(None): "null"}
+
+
+class Finding(BaseModel):
+    """One located finding, with a stable ``code`` CI can filter on."""
+
+    model_config = ConfigDict(frozen=True)
+    severity: Literal["error", "warning"]
+    code: str
+    message: str
+    rule_id: str
+    file: str
+    line: int
+    column: int = 1
+    help: str = ""
+
+    def render(self) -> str:
+        text = f"{self.file}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
+        return text + (f"\n  help: {self.help}" if self.help else "")
+
+
+def check(files: Sequence[ast.PolicyFile], tools: dict[str, ToolSchema] | None = None) -> list[Finding]:
+    """All findings for a parsed bundle, in file and line order."""
+    rules = [rule for f in files for rule in f.rules]
+    findings: list[Finding] = []
+    for rule in rules:
+        findings.extend(_rule_findings(rule, tools))
+    findings.extend(_pair_findings(rules, tools))
+    return sorted(findings, key=lambda f: (f.file, f.line, f.code))
+
+
+def _finding(
+    rule: ast.Rule,
+    severity: Literal["error", "warning"],
+    code: str,
+    message: str,
+    help: str = "",
+    span: ast.Span | None = None,
+) -> Finding:
+    where = span or rule.span
+    return Finding(
+        severity=severity,
+        code=code,
+        message=message,
+        rule_id=rule.id,
+        file=where.file if where else "<policy>",
+        line=where.line if where else 0,
+        column=where.column if where else 1,
+        help=help,
+    )
+
+
+def _covered(targets: ast.Targets, tools: dict[str, ToolSchema]) -> list[ToolSchema]:
+    if targets.any:
+        return list(tools.values())
+    return [tool for name, tool in tools.items() if any(fnmatchcase(name, p) for p in targets.names)]
+
+
+def _rule_findings(rule: ast.Rule, tools: dict[str, ToolSchema] | None) -> Iterator[Finding]:
+    unconditional = not rule.subjects and not rule.clauses
+    if rule.targets.any and unconditional and rule.kind in ("allow", "deny") and not rule.monitor:
+        yield _finding(
+            rule,
+            "warning",
+            f"{rule.kind}s-everything",
+            f"this rule {rule.kind}s every call of every tool",
+            "name the tools, or add a condition",
+        )
+    region = rule_region(rule)
+    if region is not None and is_empty(region):
+        yield _finding(
+            rule,
+            "error",
+            "impossible-condition",
+            "the condition can never hold, so this rule never applies",
+            "check the bounds and values; the rule is dead as written",
+        )
+    if tools is None:
+        return
+    yield from _tool_findings(rule, tools)
+    covered = _covered(rule.targets, tools)
+    excluded = region is not None and len(covered) == 1 and not is_empty(region)
+    if excluded and region is not None and is_empty(meet(region, _schema_region(region, covered[0]))):
+        yield _finding(
+            rule,
+            "warning",
+            "excluded-by-schema",
+            f"the schema of `{covered[0].name}` already rules out every call this rule matches",
+            "keep it only as defence in depth for calls that skip schema validation",
+        )
+
+
+def _schema_region(region: Region, tool: ToolSchema) -> Region:
+    bounds: Region = {}
+    for dim in region:
+        if dim[0] == "args":
+            schema = tool.at(dim[1:])
+            constraint = schema_constraint(schema) if schema else None
+            if constraint is not None:
+                bounds[dim] = constraint
+    return bounds
+
+
+def _tool_findings(rule: ast.Rule, tools: dict[str, ToolSchema]) -> Iterator[Finding]:
+    names = sorted(tools)
+    for pattern in rule.targets.names:
+        if any(c in pattern for c in "*?["):
+            if not any(fnmatchcase(name, pattern) for name in names):
+                yield _finding(
+                    rule,
+                    "warning",
+                    "unmatched-pattern",
+                    f"pattern `{pattern}` matches no known tool",
+                    span=rule.targets.span,
+                )
+        elif pattern not in tools:
+            yield _finding(
+                rule,
+                "error",
+                "unknown-tool",
+                f"unknown tool `{pattern}`",
+                _did_you_mean(pattern, names),
+                rule.targets.span,
+            )
+    covered = _covered(rule.targets, tools)
+    if not covered:
+        return
+    for clause in rule.clauses:
+        for compare in _compares(clause.cond):
+            yield from _compare_findings(rule, compare, covered)
+
+
+def _compares(cond: ast.Cond) -> Iterator[ast.Compare]:
+    if isinstance(cond, (ast.And, ast.Or)):
+        for item in cond.items:
+            yield from _compares(item)
+    elif isinstance(cond, ast.Not):
+        yield from _compares(cond.item)
+    elif isinstance(cond, ast.Compare):
+        yield cond
+
+
+def _arg_paths(value: ast.Value) -> Iterator[ast.Path]:
+    if isinstance(value, ast.Path) and value.root == "args":
+        yield value
+    elif isinstance(value, (ast.Length, ast.Host)):
+        yield from _arg_paths(value.of)
+    elif isinstance(value, ast.Plus):
+        for term in value.terms:
+            yield from _arg_paths(term)
+    elif isinstance(value, ast.Resolve):
+        yield from _arg_paths(value.key)
+    elif isinstance(value, ast.Score) and value.source is not None:
+        yield from _arg_paths(value.source)
+
+
+def _compare_findings(rule: ast.Rule, compare: ast.Compare, covered: list[ToolSchema]) -> Iterator[Finding]:
+    for value in (compare.left, *compare.right):
+        for path in _arg_paths(value):
+            if not any(tool.at(path.parts) is not None for tool in covered):
+                near = sorted({n for tool in covered for n in tool.names(path.parts)})
+                tools = ", ".join(t.name for t in covered[:3]) + (" ..." if len(covered) > 3 else "")
+                yield _finding(
+                    rule,
+                    "error",
+                    "unknown-argument",
+                    f"`{'.'.join(path.parts)}` is not an argument of {tools}",
+                    _did_you_mean(path.parts[-1], near),
+                    path.span,
+                )
+    left = compare.left
+    if not (isinstance(left, ast.Path) and left.root == "args"):
+        return
+    schema = next((s for s in (tool.at(left.parts) for tool in covered) if s is not None), None)
+    kind = schema.get("type") if schema else None
+    if not isinstance(kind, str):
+        return
+    problem = ""
+    if compare.op in _NUMERIC_OPS and kind not in ("number", "integer"):
+        problem = f"compares `{'.'.join(left.parts)}` as a number, but the schema says it is {_a(kind)}"
+    elif compare.op in _TEXT_OPS and kind != "string":
+        problem = f"treats `{'.'.join(left.parts)}` as text, but the schema says it is {_a(kind)}"
+    elif compare.op in ("eq", "ne", "one_of", "not_one_of"):
+        for literal in compare.right:
+            if isinstance(literal, ast.Lit) and not _fits(literal.value, kind):
+                problem = f"`{'.'.join(left.parts)}` is {_a(kind)} in the schema, so it never equals {literal.value!r}"
+    if problem:
+        yield _finding(
+            rule, "error", "type-mismatch", problem, "compare with a value of the argument's type", compare.span
+        )
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _fits(value: object, kind: str) -> bool:
+    actual = _JSON_TYPES.get(type(value), "object")
+    return actual == kind or (actual == "number" and kind == "integer" and float(value) == int(value))  # type: ignore[arg-type]
+
+
+def _did_you_mean(word: str, options: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else ""
+
+
+def _targets_within(inner: ast.Targets, outer: ast.Targets, tools: dict[str, ToolSchema] | None) -> bool:
+    if outer.any:
+        return True
+    if inner.any:
+        return False
+    if tools is not None and all(not any(c in p for c in "*?[") for p in outer.names):
+        inner_tools = {t.name for t in _covered(inner, tools)} or set(inner.names)
+        return inner_tools <= set(outer.names) and all(p in tools or p in outer.names for p in inner.names)
+    return all(any(fnmatchcase(name, p) for p in outer.names) or name in outer.names for name in inner.names)
+
+
+def _overlap(a: ast.Targets, b: ast.Targets) -> bool:
+    if a.any or b.any:
+        return True
+    return any(fnmatchcase(x, y) or fnmatchcase(y, x) for x in a.names for y in b.names)
+
+
+def _pair_findings(rules: list[ast.Rule], tools: dict[str, ToolSchema] | None) -> Iterator[Finding]:
+    active = [(r, rule_region(r)) for r in rules if not r.monitor and r.kind in ("allow", "deny", "approval")]
+    strength = {"deny": 2, "approval": 1, "allow": 0}
+    for rule, region in active:
+        if region is None or is_empty(region):
+            continue
+        for other, other_region in active:
+            if other is rule or other_region is None:
+                continue
+            stronger = strength[other.kind] > strength[rule.kind]
+            same = other.kind == rule.kind and (other.span.line if other.span else 0) < (
+                rule.span.line if rule.span else 0
+            )
+            if (
+                (stronger or same)
+                and _targets_within(rule.targets, other.targets, tools)
+                and contains(other_region, region)
+            ):
+                verb = "already decides" if stronger else "already matches"
+                yield _finding(
+                    rule,
+                    "warning",
+                    "shadowed",
+                    f"this rule can never change a decision: rule `{other.id}` (line "
+                    f"{other.span.line if other.span else 0}) {verb} every call it matches",
+                    "remove it or narrow the other rule",
+                )
+                break
+        if rule.kind != "allow":
+            continue
+        for other, other_region in active:
+            if other.kind != "deny" or other_region is None or not _overlap(rule.targets, other.targets):
+                continue
+            both = meet(region, other_region)
+            if not is_empty(both) and not contains(other_region, region) and rule.clauses and other.clauses:
+                yield _finding(
+                    rule,
+                    "warning",
+                    "conflict",
+                    f"this rule and deny rule `{other.id}` (line {other.span.line if other.span else 0}) "
+                    "both match some calls; deny wins there",
+                    "make the conditions disjoint if unintended",
+                )

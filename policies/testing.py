@@ -1,0 +1,158 @@
+"""Policy test files: requests with expected effects, kept next to the policies (``*.tests.toml``).
+
+A file holds the world the cases run in (entities for resolvers, detector scores) and the cases; each case may
+list earlier executed calls (``history``) and spend, so stateful rules are tested too. Results render as JUnit
+XML for CI.
+"""
+
+from __future__ import annotations
+
+import tomllib
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+
+from agentcore.policies.context import InMemoryContext, Scope
+from agentcore.policies.engine import PolicyEngine
+from agentcore.policies.errors import PolicyRequestError
+from agentcore.policies.model import AgentInfo, Decision, Effect, Principal, Request, RequestContext
+
+TEST_SUFFIX = ".tests.toml"
+DEFAULT_TIME = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # a Monday, noon UTC
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PastCall(_Strict):
+    """An executed call before the case's request, ``minutes_ago`` minutes earlier (same user/session by default)."""
+
+    action: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    minutes_ago: float = 1.0
+    session: str | None = None
+
+
+class PastSpend(_Strict):
+    scope: Scope = Scope.USER
+    usd: float
+    minutes_ago: float = 1.0
+
+
+class Case(_Strict):
+    """One request and the effect it must get; ``reason`` (optional) must appear in a determining rule id."""
+
+    name: str
+    action: str
+    expect: Effect
+    reason: str | None = None
+    user: str = "test-user"
+    roles: list[str] = Field(default_factory=list)
+    claims: dict[str, Any] = Field(default_factory=dict)
+    agent: str = "test-agent"
+    agent_attributes: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict)
+    time: AwareDatetime = DEFAULT_TIME
+    session: str | None = "test-session"
+    tenant: str | None = "test-tenant"
+    history: list[PastCall] = Field(default_factory=list)
+    spend: list[PastSpend] = Field(default_factory=list)
+
+    def request(self, action: str | None = None, args: dict[str, Any] | None = None, **context: Any) -> Request:
+        return Request(
+            principal=Principal(id=self.user, roles=frozenset(self.roles), attributes=self.claims),
+            agent=AgentInfo(id=self.agent, attributes=self.agent_attributes),
+            action=action or self.action,
+            args=self.args if args is None else args,
+            context=RequestContext(
+                time=context.get("time", self.time), session_id=context.get("session", self.session), tenant=self.tenant
+            ),
+        )
+
+
+class TestFile(_Strict):
+    """``entities.<resolver>.<key>`` = attributes; ``detectors.<name>`` = the score every text gets."""
+
+    entities: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    detectors: dict[str, float] = Field(default_factory=dict)
+    case: list[Case] = Field(default_factory=list)
+
+
+class CaseResult(BaseModel):
+    file: str
+    name: str
+    passed: bool
+    expected: Effect
+    decision: Decision
+    message: str = ""
+
+
+def load_tests(path: Path) -> TestFile:
+    """Read and validate one test file; raise :class:`PolicyRequestError` saying what is wrong."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return TestFile.model_validate(data)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise PolicyRequestError(f"{path}: cannot read policy test file: {error}") from None
+    except ValidationError as error:
+        raise PolicyRequestError(f"{path}: invalid policy test file:\n{error}") from None
+
+
+def context_for(tests: TestFile, case: Case) -> InMemoryContext:
+    """An in-memory world holding the file's entities and detectors and the case's history and spend."""
+    context = InMemoryContext()
+    for entity, records in tests.entities.items():
+        context.add_resolver(entity, lambda key, records=records: records.get(str(key)))
+    for name, score in tests.detectors.items():
+        context.add_detector(name, lambda text, score=score: score)
+    for call in case.history:
+        at = case.time - timedelta(minutes=call.minutes_ago)
+        context.record(case.request(call.action, call.args, session=call.session or case.session, time=at))
+    for spent in case.spend:
+        key = case.request().principal.id if spent.scope is Scope.USER else case.session or ""
+        context.add_spend(spent.scope, key, spent.usd, case.time - timedelta(minutes=spent.minutes_ago))
+    return context
+
+
+def run_tests(engine: PolicyEngine, paths: list[Path]) -> list[CaseResult]:
+    results = []
+    for path in paths:
+        tests = load_tests(path)
+        for case in tests.case:
+            decision = engine.decide(case.request(), context_for(tests, case))
+            passed = decision.effect is case.expect
+            message = "" if passed else f"expected {case.expect.value}, got {decision.effect.value}"
+            if passed and case.reason and not any(case.reason in r.rule_id for r in decision.reasons):
+                passed, message = False, f"expected a reason from rule {case.reason!r}"
+            if not passed:
+                message += "; reasons: " + "; ".join(f"{r.rule_id} ({r.note or r.text})" for r in decision.reasons)
+            results.append(
+                CaseResult(
+                    file=str(path),
+                    name=case.name,
+                    passed=passed,
+                    expected=case.expect,
+                    decision=decision,
+                    message=message,
+                )
+            )
+    return results
+
+
+def junit_xml(results: list[CaseResult]) -> str:
+    """JUnit XML (one testsuite per test file) that CI systems display."""
+    root = ET.Element("testsuites", name="agentcore-policy", tests=str(len(results)))
+    root.set("failures", str(sum(not r.passed for r in results)))
+    for file in dict.fromkeys(r.file for r in results):
+        mine = [r for r in results if r.file == file]
+        suite = ET.SubElement(root, "testsuite", name=file, tests=str(len(mine)))
+        suite.set("failures", str(sum(not r.passed for r in mine)))
+        for result in mine:
+            case = ET.SubElement(suite, "testcase", classname=Path(file).name, name=result.name)
+            if not result.passed:
+                ET.SubElement(case, "failure", message=result.message).text = result.message
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)

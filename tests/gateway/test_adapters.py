@@ -1,0 +1,76 @@
+"""OpenAI / Anthropic adapters and model-safe tool names."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from agentcore import Gateway
+from agentcore.gateway.adapters import anthropic_tools, openai_tools, run_anthropic_tool_uses, run_openai_tool_calls
+from agentcore.gateway.naming import MAX_LEN, exposed_name, name_map
+
+Factory = Callable[..., tuple[Gateway, dict[str, int]]]
+SUPPORT = {"id": "alice", "roles": ["support"]}
+SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def test_names_are_model_safe_deterministic_and_unique() -> None:
+    assert exposed_name("crm.lookup") == "crm_lookup"
+    assert exposed_name("lookup", prefix="crm-prod") == "crm-prod__lookup"
+    target = "a-very-long-target-name-that-eats-the-budget"
+    long = exposed_name("tool." + "x" * 100, prefix=target)
+    assert len(long) == MAX_LEN and SAFE.match(long) and long == exposed_name("tool." + "x" * 100, prefix=target)
+    tools = [(None, "a.b_c"), (None, "a_b.c"), ("t", "x"), (None, "t__x"), (None, "plain")]
+    names = name_map(tools)
+    assert len(names) == 5 and all(SAFE.match(n) for n in names)
+    assert sorted(names.values(), key=str) == sorted(tools, key=str)
+    assert names["plain"] == (None, "plain")  # names without collisions stay readable
+
+
+def test_openai_tool_calls(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    definitions = openai_tools(gw, SUPPORT)
+    names = {d["function"]["name"] for d in definitions}
+    assert "crm_lookup" in names and "vault_read" not in names
+    lookup = next(d for d in definitions if d["function"]["name"] == "crm_lookup")
+    assert lookup["function"]["parameters"]["required"] == ["customer_id"]
+    calls = [
+        ("call_1", "crm_lookup", '{"customer_id": "c1"}'),
+        ("call_2", "vault_read", '{"key": "k"}'),
+        ("call_3", "crm_lookup", '{"customer_id": '),
+        ("call_4", "refunds_issue", '{"order_id": "o", "amount": 900}'),
+    ]
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls],
+    }
+    replies = run_openai_tool_calls(gw, message, principal=SUPPORT, session="s1")
+    assert [r["tool_call_id"] for r in replies] == ["call_1", "call_2", "call_3", "call_4"]
+    assert all(r["role"] == "tool" for r in replies)
+    assert json.loads(replies[0]["content"])["email"] == "[REDACTED:email]"
+    assert replies[1]["content"].startswith("Error: Tool call 'vault.read' was denied by policy")
+    assert "malformed" in replies[2]["content"]
+    assert "Pending human approval (apr_" in replies[3]["content"]
+    assert runs == {"crm.lookup": 1}
+
+
+def test_anthropic_tool_use(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    assert {"name", "description", "input_schema"} <= set(anthropic_tools(gw, SUPPORT)[0])
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_1", "name": "orders_cancel", "input": {"order_id": "o1"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "orders_cancel", "input": {"order_id": "o2"}},
+            {"type": "tool_use", "id": "toolu_3", "name": "no_such_tool", "input": {}},
+        ],
+    }
+    reply = run_anthropic_tool_uses(gw, message, principal=SUPPORT)
+    assert reply["role"] == "user"
+    first, second, third = reply["content"]
+    assert first == {"type": "tool_result", "tool_use_id": "toolu_1", "content": "cancelled o1"}
+    assert second["is_error"] is True and "denied by policy" in second["content"]
+    assert third["is_error"] is True and "unknown tool" in third["content"]
+    assert runs == {"orders.cancel": 1}

@@ -1,0 +1,143 @@
+"""Approvals: persisted, only an approver role (never the requester) decides, execution happens exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcore import ApprovalRequired, Gateway, ToolDenied
+from agentcore.cli import app
+from agentcore.gateway import ApprovalError
+
+Factory = Callable[..., tuple[Gateway, dict[str, int]]]
+SUPPORT = {"id": "alice", "roles": ["support"]}
+MANAGER = {"id": "mona", "roles": ["manager"]}
+BIG_REFUND = {"order_id": "o1", "amount": 800}
+
+
+def _pending(gw: Gateway) -> str:
+    with pytest.raises(ApprovalRequired) as info:
+        gw.call("refunds.issue", BIG_REFUND, principal=SUPPORT, session="s9")
+    return info.value.approval_id
+
+
+def test_approval_is_persisted_and_executes_exactly_once(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    approval_id = _pending(gw)
+    stored = gw.approvals.get(approval_id)
+    assert (stored.status, stored.tool, stored.args, stored.requester, stored.approver_roles) == (
+        "pending", "refunds.issue", {"order_id": "o1", "amount": 800}, "alice", ["manager"],
+    )  # fmt: skip
+    with pytest.raises(ApprovalError, match="cannot decide its own"):
+        gw.approvals.approve(approval_id, by={"id": "alice", "roles": ["manager", "support"]})
+    with pytest.raises(ApprovalError, match="lacks the approver role"):
+        gw.approvals.approve(approval_id, by={"id": "bob", "roles": ["support"]})
+    assert runs == {}
+    assert gw.approvals.approve(approval_id, by=MANAGER) == {"order_id": "o1", "refunded": 800.0}
+    assert gw.approvals.execute(approval_id) == {"order_id": "o1", "refunded": 800.0}  # stored result, no rerun
+    with pytest.raises(ApprovalError, match="not pending"):
+        gw.approvals.approve(approval_id, by=MANAGER)
+    assert runs == {"refunds.issue": 1}
+    kinds = [(r["kind"], r["effect"], r["outcome"]) for r in map(_json, gw.audit.export_jsonl())]
+    assert kinds == [
+        ("decision", "needs_approval", "pending"),
+        ("approval", "approved", None),
+        ("decision", "allow", None),
+        ("execution", None, "ok"),
+    ]
+    assert gw.approvals.get(approval_id).status == "executed"
+
+
+def test_concurrent_executors_run_the_call_once(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    approval_id = _pending(gw)
+    gw.approvals.approve(approval_id, by=MANAGER, execute=False)
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(_try(gw, approval_id))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert runs == {"refunds.issue": 1}
+    assert sum(r == {"order_id": "o1", "refunded": 800.0} for r in results) >= 1
+
+
+def _try(gw: Gateway, approval_id: str) -> object:
+    try:
+        return gw.approvals.execute(approval_id)
+    except ApprovalError as error:
+        return error
+
+
+def test_rejection_and_expiry(make_gateway: Factory, tmp_path: Path) -> None:
+    gw, runs = make_gateway()
+    approval_id = _pending(gw)
+    gw.approvals.reject(approval_id, by=MANAGER, note="customer already refunded")
+    with pytest.raises(ToolDenied, match="already refunded"):
+        gw.approvals.execute(approval_id)
+    short, _ = make_gateway(approval_ttl_s=0.05, database=str(tmp_path / "short.db"))
+    expiring = _pending(short)
+    time.sleep(0.1)
+    assert short.approvals.get(expiring).status == "expired"
+    with pytest.raises(ApprovalError, match="expired"):
+        short.approvals.approve(expiring, by=MANAGER)
+    assert runs == {}
+
+
+def test_a_deny_added_after_approval_still_wins(make_gateway: Factory, tmp_path: Path) -> None:
+    gw, runs = make_gateway()
+    approval_id = _pending(gw)
+    policy = tmp_path / "policies" / "support.policy"
+    policy.write_text(policy.read_text() + 'deny refunds.issue when order_id is "o1".\n')
+    gw.policy.check_now()
+    with pytest.raises(ToolDenied):
+        gw.approvals.approve(approval_id, by=MANAGER)
+    assert runs == {} and gw.approvals.get(approval_id).status == "failed"
+
+
+def test_wait_mode_resumes_after_a_cli_approval(make_gateway: Factory) -> None:
+    gw, runs = make_gateway(approval_mode="wait")
+    database = gw.db.url.removeprefix("sqlite:///")
+
+    def approve_from_cli() -> None:
+        while not gw.approvals.list():
+            time.sleep(0.02)
+        pending = gw.approvals.list()[0]
+        listed = CliRunner().invoke(app, ["gateway", "approvals", "list", "--database", database])
+        assert pending.id in listed.output
+        own = CliRunner().invoke(app, ["gateway", "approvals", "approve", pending.id, "-d", database, "--by", "alice",
+                                       "--role", "manager"])  # fmt: skip
+        assert own.exit_code == 1
+        ok = CliRunner().invoke(app, ["gateway", "approvals", "approve", pending.id, "-d", database, "--by", "mona",
+                                      "--role", "manager", "--note", "verified"])  # fmt: skip
+        assert ok.exit_code == 0, ok.output
+
+    approver = threading.Thread(target=approve_from_cli)
+    approver.start()
+    result = asyncio.run(gw.acall("refunds.issue", BIG_REFUND, principal=SUPPORT, approval_timeout_s=10))
+    approver.join()
+    assert result == {"order_id": "o1", "refunded": 800.0} and runs == {"refunds.issue": 1}
+
+
+def test_wait_mode_times_out_and_cli_reject(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    with pytest.raises(ApprovalError, match="still pending"):
+        asyncio.run(gw.acall("refunds.issue", BIG_REFUND, principal=SUPPORT, approval="wait", approval_timeout_s=0.1))
+    pending = gw.approvals.list()[0]
+    database = gw.db.url.removeprefix("sqlite:///")
+    rejected = CliRunner().invoke(app, ["gateway", "approvals", "reject", pending.id, "-d", database, "--by", "mona",
+                                        "--role", "manager"])  # fmt: skip
+    assert rejected.exit_code == 0 and gw.approvals.get(pending.id).status == "rejected"
+    assert runs == {}
+
+
+def _json(line: str) -> dict[str, object]:
+    import json
+
+    return dict(json.loads(line))

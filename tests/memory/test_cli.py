@@ -1,0 +1,56 @@
+"""``agentcore memory``: every command against a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentcore.cli import app
+from agentcore.memory import MemoryStore
+
+runner = CliRunner()
+
+
+def _seed(tmp_path: Path, accelerator: object) -> str:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    with MemoryStore(url, accelerator=accelerator) as store:  # type: ignore[arg-type]
+        store.add_event("alice", "s1", "user", "My cat is called Miso")
+        store.add_event("alice", "s1", "assistant", "Miso is a lovely name")
+        store.add_record("alice", "/users/alice/facts", "Alice's cat is called Miso")
+        store.add_event("bob", "s1", "user", "I am bob", expires_at=store.list_events("alice", "s1")[0].created_at)
+    return url
+
+
+def test_memory_commands(tmp_path: Path, accelerator: object) -> None:
+    url = _seed(tmp_path, accelerator)
+    result = runner.invoke(app, ["memory", "stats", "--db", url, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["events"] == 3 and json.loads(result.output)["expired_events"] == 1
+    result = runner.invoke(app, ["memory", "events", "alice", "--db", url])
+    assert result.exit_code == 0 and result.output.split() == ["s1"]
+    result = runner.invoke(app, ["memory", "events", "alice", "s1", "-n", "1", "--json", "--db", url])
+    assert [json.loads(line)["text"] for line in result.output.splitlines()] == ["Miso is a lovely name"]
+    result = runner.invoke(app, ["memory", "search", "alice", "what is my cat's name", "--json", "--db", url])
+    assert result.exit_code == 0, result.output
+    assert {json.loads(line)["item"]["actor_id"] for line in result.output.splitlines()} == {"alice"}
+    result = runner.invoke(
+        app, ["memory", "search", "alice", "cat", "--records", "--namespace-prefix", "/users/", "--db", url]
+    )
+    assert result.exit_code == 0 and "Miso" in result.output
+    result = runner.invoke(app, ["memory", "purge", "--db", url])
+    assert result.exit_code == 0 and "purged 1 expired events" in result.output
+    result = runner.invoke(app, ["memory", "forget", "alice", "--db", url], input="n\n")
+    assert result.exit_code == 1  # declined: nothing erased
+    result = runner.invoke(app, ["memory", "forget", "alice", "--yes", "--db", url])
+    assert result.exit_code == 0 and "2 events, 1 records" in result.output
+    assert json.loads(runner.invoke(app, ["memory", "stats", "--json", "--db", url]).output)["events"] == 0
+
+
+def test_bad_input_is_an_error_line_and_exit_code_1(tmp_path: Path, accelerator: object) -> None:
+    url = _seed(tmp_path, accelerator)
+    result = runner.invoke(app, ["memory", "search", "alice", "cat", "--mode", "sql", "--db", url])
+    assert result.exit_code == 1 and "mode must be one of" in result.output
+    result = runner.invoke(app, ["memory", "stats", "--db", "not a url"])
+    assert result.exit_code == 1 and "is not a database URL" in result.output

@@ -1,0 +1,106 @@
+"""`agentcore policy ...` commands: output and exit codes CI gates on."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentcore.cli import app
+
+RUNNER = CliRunner()
+RETAIL = Path(__file__).resolve().parents[2] / "examples" / "retail" / "policies"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "refunds.issue",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "amount": {"type": "number", "minimum": 0},
+                    "reason": {"type": "string", "enum": ["damaged", "late"]},
+                },
+            },
+        },
+    }
+]
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = RUNNER.invoke(app, ["policy", *args])
+    return result.exit_code, result.output
+
+
+def write(tmp_path: Path, text: str, name: str = "p.policy") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_help_for_every_command() -> None:
+    for command in ("check", "explain", "fmt", "test", "export"):
+        code, output = run(command, "--help")
+        assert code == 0 and "Usage" in output
+
+
+def test_check_exit_codes(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    assert (
+        run("check", str(write(tmp_path, "allow refunds.issue when amount is at most 5.")), "--tools", str(tools))[0]
+        == 0
+    )
+    code, output = run(
+        "check", str(write(tmp_path, "allow refunds.isue when amont is at most 5.")), "--tools", str(tools)
+    )
+    assert code == 1 and "did you mean `refunds.issue`?" in output and "unknown-tool" in output
+    code, output = run("check", str(write(tmp_path, "allow any tool.")), "--strict")
+    assert code == 1 and "allows-everything" in output
+    code, output = run("check", str(write(tmp_path, "alow x.")))
+    assert code == 2 and "did you mean `allow`?" in output
+
+
+def test_explain_shows_rules_and_conditions(tmp_path: Path) -> None:
+    policy = write(tmp_path, "allow refunds.issue when amount is at most 500.\nmonitor deny refunds.issue.")
+    request = tmp_path / "req.json"
+    request.write_text(json.dumps({"principal": {"id": "alice"}, "action": "refunds.issue", "args": {"amount": 20}}))
+    code, output = run("explain", str(policy), "--request", str(request))
+    assert code == 0 and "effect: allow" in output and "amount is at most 500 -> true" in output
+    assert "would be, with monitored rules enforced: deny" in output
+    request.write_text("{}")
+    assert run("explain", str(policy), "--request", str(request))[0] == 2
+
+
+def test_fmt_check_and_write(tmp_path: Path) -> None:
+    path = write(tmp_path, "deny   x when a exceeds 1 .\n")
+    assert run("fmt", str(tmp_path), "--check")[0] == 1
+    assert run("fmt", str(tmp_path))[0] == 0
+    assert path.read_text() == "deny x when a is more than 1.\n"
+    assert run("fmt", str(tmp_path), "--check")[0] == 0
+
+
+def test_policy_tests_and_junit(tmp_path: Path) -> None:
+    junit = tmp_path / "out.xml"
+    code, output = run("test", str(RETAIL), "--junit", str(junit))
+    assert code == 0 and "7 passed, 0 failed" in output
+    assert ET.parse(junit).getroot().get("tests") == "7"
+    failing = tmp_path / "bad.tests.toml"
+    failing.write_text('[[case]]\nname = "wrong"\naction = "think"\nexpect = "deny"\n')
+    code, output = run("test", str(RETAIL), "--tests", str(failing), "--junit", str(junit))
+    assert code == 1 and "expected deny, got allow" in output
+    assert ET.parse(junit).getroot().get("failures") == "1"
+    broken = tmp_path / "broken.tests.toml"
+    broken.write_text('[[case]]\nname = "x"\nexpect = "maybe"\n')
+    assert run("test", str(RETAIL), "--tests", str(broken))[0] == 2
+
+
+def test_export_cedar(tmp_path: Path) -> None:
+    policy = write(tmp_path, "allow a when n is at most 3.\nlimit a to 1 call per hour per user.\ndeny b.")
+    out = tmp_path / "out.cedar"
+    result = RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "-o", str(out), "--strict"])
+    assert result.exit_code == 1 and "not translatable" in result.output
+    assert 'permit(principal, action == Action::"a", resource)' in out.read_text()
+    assert run("export", str(policy))[0] == 2

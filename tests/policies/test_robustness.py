@@ -1,0 +1,155 @@
+"""Hypothesis: random and mutated policy texts raise only policy errors; hostile requests never crash decide."""
+
+from __future__ import annotations
+
+import math
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentcore import Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
+from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext
+
+FEATURES = (Path(__file__).parent / "data" / "features.policy").read_text()
+ENGINE = PolicyEngine.from_text(FEATURES, "features.policy")
+CONTEXT = InMemoryContext(resolvers={"order": lambda key: {"status": key}}, detectors={"sensitive information": len})
+WORDS = [
+    "allow",
+    "deny",
+    "when",
+    "unless",
+    "and",
+    "or",
+    "not",
+    "is",
+    "more",
+    "than",
+    "(",
+    ")",
+    ".",
+    ",",
+    '"x"',
+    "1",
+    "-",
+    "09:00",
+    "per",
+    "user",
+    "hour",
+    "limit",
+    "to",
+    "calls",
+    "any",
+    "tool",
+    "in",
+    "the",
+    "last",
+    "of",
+    "a.b",
+]
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def compiles_or_policy_error(text: str) -> None:
+    try:
+        PolicyEngine.from_text(text)
+    except (PolicySyntaxError, PolicyCheckError) as error:
+        assert error.problems and str(error)
+
+
+@SETTINGS
+@given(st.text(max_size=200))
+def test_random_text(text: str) -> None:
+    compiles_or_policy_error(text)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(WORDS), max_size=30))
+def test_random_word_salad(words: list[str]) -> None:
+    compiles_or_policy_error(" ".join(words))
+
+
+@SETTINGS
+@given(st.data())
+def test_mutated_valid_policy(data: st.DataObject) -> None:
+    text = FEATURES
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        edit = data.draw(st.sampled_from(["insert", "delete", "replace"]))
+        piece = data.draw(st.sampled_from([*WORDS, "é", "\n", '"', "\\", "*", "99999999999999999999"]))
+        if edit == "insert":
+            text = text[:at] + piece + text[at:]
+        elif edit == "delete":
+            text = text[:at] + text[at + data.draw(st.integers(1, 20)) :]
+        else:
+            text = text[:at] + piece + text[at + len(piece) :]
+    compiles_or_policy_error(text)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+    | st.sampled_from(["ａｄｍｉｎ", "ﬂagged", "\u200bpending", "e\u0301", "http://[::1", "@example.com"]),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+ACTIONS = [
+    "refunds.issue",
+    "cancel_order",
+    "crm.lookup",
+    "email.send",
+    "http.get",
+    "payments.charge",
+    "files.delete",
+    "slack.post_message",
+    "x",
+    "y",
+    "",
+    "ｒｅｆｕｎｄｓ.issue",
+]
+
+
+@SETTINGS
+@given(
+    action=st.sampled_from(ACTIONS) | st.text(max_size=30),
+    args=st.dictionaries(
+        st.sampled_from(["amount", "order_id", "recipient", "url", "customer", "a", "d"]), json_values
+    ),
+    roles=st.frozensets(st.sampled_from(["support", "crm-reader", "manager", ""]), max_size=3),
+)
+def test_hostile_requests_never_crash(action: str, args: dict[str, object], roles: frozenset[str]) -> None:
+    request = Request(
+        principal=Principal(id="u", roles=roles),
+        agent=AgentInfo(id="night-bot"),
+        action=action,
+        args=args,
+        context=RequestContext(session_id="s"),
+    )
+    decision = ENGINE.decide(request, CONTEXT)
+    assert decision.effect in set(Effect) and decision.reasons
+    if any(isinstance(v, float) and not math.isfinite(v) for v in args.values()) and action == "refunds.issue":
+        assert decision.effect is not Effect.ALLOW
+
+
+@settings(max_examples=50, deadline=None)
+@given(garbage=st.one_of(st.none(), st.integers(), st.text(), st.lists(st.integers())))
+def test_malformed_request_objects_are_denied(garbage: object) -> None:
+    broken = Request.model_construct(principal=garbage, action="refunds.issue", args=garbage, context=garbage)
+    decision = ENGINE.decide(broken, CONTEXT)
+    assert decision.effect is Effect.DENY and decision.reasons
+
+
+@SETTINGS
+@given(st.sampled_from(ACTIONS) | st.text(alphabet="abcrm.*_-", max_size=12))
+def test_action_index_equals_naive_scan(action: str) -> None:
+    bundle = ENGINE.bundle
+    plan = bundle.plan(action)
+    indexed = {
+        id(r) for group in (plan.denies, plan.approvals, plan.allows, plan.obligations, plan.monitors) for r in group
+    }
+    naive = {id(r) for r in bundle.rules if any(fnmatchcase(action, p) for p in r.patterns)}
+    assert indexed == naive
