@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -111,6 +112,16 @@ def _engine(url: str) -> Engine:
     return engine
 
 
+def _flush_at_exit(ref: weakref.ref[Ledger]) -> None:
+    """Write what a ledger still buffers when the process ends; a vanished database is logged, not raised."""
+    ledger = ref()
+    if ledger is not None:
+        try:
+            ledger.flush()
+        except Exception as error:  # SQLAlchemy and DBAPI errors alike; the process is ending anyway
+            log.warning("could not flush %d buffered receipts at exit: %s", len(ledger._pending), error)
+
+
 class Ledger:
     """Receipts in a SQL database (``$AGENTCORE_DATABASE_URL``, else ``.agentcore/agentcore.db``)."""
 
@@ -125,7 +136,7 @@ class Ledger:
         self.buffer = max(1, buffer)
         self._pending: list[tuple[dict[str, Any], Sequence[DeviceShare]]] = []
         self._lock = threading.Lock()
-        atexit.register(self.flush)
+        atexit.register(_flush_at_exit, weakref.ref(self))
 
     def record(self, receipt: Receipt, shares: Sequence[DeviceShare] = (), *, at: datetime | None = None) -> None:
         """Queue one receipt and each device's share of it; written in one transaction per ``buffer`` receipts.
@@ -142,13 +153,12 @@ class Ledger:
             self.flush()
 
     def flush(self) -> None:
-        """Write queued receipts now."""
+        """Write queued receipts now, in one transaction; on failure they stay queued and the error propagates."""
         with self._lock:
-            pending, self._pending = self._pending, []
-            if not pending:
+            if not self._pending:
                 return
             with self.engine.begin() as connection:
-                for row, shares in pending:
+                for row, shares in self._pending:
                     receipt_id = connection.execute(insert(ReceiptRow).values(**row)).inserted_primary_key[0]  # type: ignore[index]
                     if shares:
                         connection.execute(
@@ -159,6 +169,7 @@ class Ledger:
                                 for device, seconds, usd, joules in shares
                             ],
                         )  # fmt: skip
+            self._pending = []
 
     def _filters(self, table: Any, window: timedelta | None, now: datetime | None, **keys: str | None) -> list[Any]:
         clauses = [getattr(ReceiptRow, key) == value for key, value in keys.items() if value is not None]

@@ -18,6 +18,13 @@ _LAZY: dict[str, str] = {
     "Accelerator": "agentcore.accel.runtime",
     "EmbeddingResult": "agentcore.accel.runtime",
     "Receipt": "agentcore.accel.runtime",
+    "AdmissionError": "agentcore.accel.errors",
+    "DeviceProfile": "agentcore.accel.sim.profiles",
+    "Ledger": "agentcore.accel.ledger",
+    "SimulatedDevice": "agentcore.accel.sim.device",
+    "Simulator": "agentcore.accel.sim.simulator",
+    "Spend": "agentcore.accel.ledger",
+    "Workload": "agentcore.accel.sim.workload",
     "MemoryStore": "agentcore.memory",
     "MemoryRecord": "agentcore.memory",
     "ScoredRecord": "agentcore.memory",
@@ -44,7 +51,13 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from agentcore.accel.errors import AdmissionError
+    from agentcore.accel.ledger import Ledger, Spend
     from agentcore.accel.runtime import Accelerator, EmbeddingResult, Receipt
+    from agentcore.accel.sim.device import SimulatedDevice
+    from agentcore.accel.sim.profiles import DeviceProfile
+    from agentcore.accel.sim.simulator import Simulator
+    from agentcore.accel.sim.workload import Workload
     from agentcore.evaluations import EvaluationSuite, EvaluatorResult, Trace, TraceFormatError
     from agentcore.gateway import (
         ApprovalRequired,
@@ -74,16 +87,19 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Accelerator",
+    "AdmissionError",
     "AgentCoreError",
     "ApprovalRequired",
     "ConfigError",
     "Decision",
+    "DeviceProfile",
     "Effect",
     "EmbeddingResult",
     "EvaluationSuite",
     "EvaluatorResult",
     "Gateway",
     "GatewayError",
+    "Ledger",
     "MemoryEvent",
     "MemoryRecord",
     "MemoryStore",
@@ -98,11 +114,15 @@ __all__ = [
     "Request",
     "ScoredEvent",
     "ScoredRecord",
+    "SimulatedDevice",
+    "Simulator",
+    "Spend",
     "ToolArgumentError",
     "ToolDenied",
     "ToolExecutionError",
     "Trace",
     "TraceFormatError",
     "UnknownToolError",
+    "Workload",
     "__version__",
 ]

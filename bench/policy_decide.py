@@ -7,7 +7,9 @@ configuration: pre-parsed ``PolicySet`` and ``Entities`` handles, dict-form enti
 partitioned per tool, one call per request and also its batch API (requests grouped per tool). The naive
 configuration (one pre-parsed set of all 1,000 policies) is timed on a 2,000-request subset.
 
-Prints ONE JSON line: decisions/s and p50/p99 µs of each, and the ratios. Needs cedarpy (the `bench` extra).
+Times are this thread's CPU time (``time.thread_time_ns``), so a machine shared with other work does not charge
+its waiting to either engine; wall-clock rates are printed too. Prints ONE JSON line: decisions per CPU-second
+and p50/p99 µs of each, and the ratios. Needs cedarpy (the `bench` extra).
 Usage: python bench/policy_decide.py [--requests 100000] [--seed 7]
 """
 
@@ -19,7 +21,6 @@ import json
 import os
 import platform
 import random
-import statistics
 import time
 from collections import defaultdict
 
@@ -30,7 +31,7 @@ from agentcore.policies import AgentInfo, Principal, RequestContext
 from agentcore.policies.cedar import cedar_request, export
 
 TOOLS = [f"svc{t // 10}.tool{t:02d}" for t in range(100)]
-ROLES = [f"role{r}" for r in range(12)]
+ROLES = [f"role{r}" for r in range(8)]
 CATEGORIES = ["books", "games", "tools", "food", "toys", "music"]
 
 
@@ -39,7 +40,7 @@ def bundle(rng: random.Random) -> str:
     lines = []
     for tool in TOOLS:
         r = [rng.choice(ROLES) for _ in range(4)]
-        n = [rng.randrange(50, 5000) for _ in range(4)]
+        n = [rng.randrange(500, 3000), rng.randrange(200, 3000), rng.randrange(2500, 5000), rng.randrange(1500, 4000)]
         cats = rng.sample(CATEGORIES, 3)
         lines += [
             f'allow {tool} for users with role "{r[0]}" when amount is at most {n[0]}.',
@@ -57,7 +58,7 @@ def bundle(rng: random.Random) -> str:
 
 
 def users(rng: random.Random) -> dict[str, list[str]]:
-    return {f"user{u:03d}": sorted(rng.sample(ROLES, rng.randrange(0, 4))) for u in range(200)}
+    return {f"user{u:03d}": sorted(rng.sample(ROLES, rng.randrange(1, 6))) for u in range(200)}
 
 
 def requests(rng: random.Random, pool: dict[str, list[str]], count: int) -> list[Request]:
@@ -65,12 +66,12 @@ def requests(rng: random.Random, pool: dict[str, list[str]], count: int) -> list
     made = []
     for _ in range(count):
         user = rng.choice(names)
-        args: dict[str, object] = {"amount": rng.randrange(0, 6000), "category": rng.choice(CATEGORIES),
+        args: dict[str, object] = {"amount": rng.randrange(0, 3000), "category": rng.choice(CATEGORIES),
                                    "quantity": rng.randrange(0, 60), "urgent": rng.random() < 0.2}  # fmt: skip
         if rng.random() < 0.5:
             args["customer"] = {"status": rng.choice(["flagged", "ok", "new"])}
         if rng.random() < 0.5:
-            args["recipient"] = rng.choice(["a@example.com", "b@evil.com"])
+            args["recipient"] = rng.choice(["a@example.com", "b@example.com", "c@evil.com"])
         made.append(Request(
             principal=Principal(id=user, roles=frozenset(pool[user])), agent=AgentInfo(id=f"bot{rng.randrange(20)}"),
             action=rng.choice(TOOLS), args=args, context=RequestContext(session_id="s", tenant="t"),
@@ -81,7 +82,7 @@ def requests(rng: random.Random, pool: dict[str, list[str]], count: int) -> list
 def timed(calls: list, fn) -> tuple[list, list[float]]:  # type: ignore[type-arg, no-untyped-def]
     """Results and per-call latencies (µs) of fn over calls."""
     results, latencies = [], []
-    clock = time.perf_counter_ns
+    clock = time.thread_time_ns
     for call in calls:
         start = clock()
         results.append(fn(call))
@@ -108,8 +109,10 @@ def main() -> None:
     entities = cedarpy.Entities.from_json_str(json.dumps([cedar_request(Request(
         principal=Principal(id=u, roles=frozenset(r)), action="x"))[1] for u, r in pool.items()]))  # fmt: skip
     full = cedarpy.PolicySet.from_str(exported.text)
-    per_tool = {tool: cedarpy.PolicySet.from_str("\n\n".join(p.text for p in exported.policies if tool in (p.tools or (tool,))))
-                for tool in TOOLS}  # fmt: skip
+    per_tool = {
+        tool: cedarpy.PolicySet.from_str("\n\n".join(p.text for p in exported.policies if tool in (p.tools or (tool,))))
+        for tool in TOOLS
+    }
     cedar_calls = [(r.action, cedar_request(r)[0]) for r in batch]
     gc.collect()
     gc.disable()
@@ -117,21 +120,21 @@ def main() -> None:
     decide = engine.decide
     engine.decide_many(batch[:2000])  # warm the plan and decision caches like a running gateway
     ours, our_latency = timed(batch, decide)
-    start = time.perf_counter()
+    start, wall = time.thread_time(), time.perf_counter()
     ours_batch = engine.decide_many(batch)
-    ours_batch_s = time.perf_counter() - start
+    ours_batch_s, ours_wall_s = time.thread_time() - start, time.perf_counter() - wall
 
     cedar, cedar_latency = timed(cedar_calls, lambda c: cedarpy.is_authorized(c[1], per_tool[c[0]], entities).allowed)
     groups: dict[str, list[int]] = defaultdict(list)
     for index, (tool, _) in enumerate(cedar_calls):
         groups[tool].append(index)
     cedar_batch = [False] * len(batch)
-    start = time.perf_counter()
+    start, wall = time.thread_time(), time.perf_counter()
     for tool, indexes in groups.items():
         results = cedarpy.is_authorized_batch([cedar_calls[i][1] for i in indexes], per_tool[tool], entities)
         for i, result in zip(indexes, results, strict=True):
             cedar_batch[i] = result.allowed
-    cedar_batch_s = time.perf_counter() - start
+    cedar_batch_s, cedar_wall_s = time.thread_time() - start, time.perf_counter() - wall
     subset = cedar_calls[:2000]
     naive, naive_latency = timed(subset, lambda c: cedarpy.is_authorized(c[1], full, entities).allowed)
     gc.enable()
@@ -146,18 +149,21 @@ def main() -> None:
     print(json.dumps({
         "bench": "policy_decide", "rules": 1000, "tools": len(TOOLS), "requests": len(batch),
         "allowed_share": round(sum(allowed) / len(allowed), 3),
-        "effects": dict(sorted(statistics.multimode([d.effect.value for d in ours]) and
-                               {e.value: sum(d.effect is e for d in ours) for e in Effect}.items())),
+        "effects": {e.value: sum(d.effect is e for d in ours) for e in Effect},
         "agentcore": {"decisions_per_s": round(ours_rate), "p50_us": percentile(our_latency, 0.5),
-                      "p99_us": percentile(our_latency, 0.99), "batch_decisions_per_s": round(ours_batch_rate)},
+                      "p99_us": percentile(our_latency, 0.99), "batch_decisions_per_s": round(ours_batch_rate),
+                      "batch_wall_clock_per_s": round(len(batch) / ours_wall_s)},
         "cedarpy": {"version": cedarpy.__version__ if hasattr(cedarpy, "__version__") else "4.12",
                     "naive_preparsed_per_s": round(len(subset) / (sum(naive_latency) / 1e6)),
                     "partitioned_per_s": round(cedar_rate), "p50_us": percentile(cedar_latency, 0.5),
-                    "p99_us": percentile(cedar_latency, 0.99), "partitioned_batch_per_s": round(cedar_batch_rate)},
+                    "p99_us": percentile(cedar_latency, 0.99), "partitioned_batch_per_s": round(cedar_batch_rate),
+                    "batch_wall_clock_per_s": round(len(batch) / cedar_wall_s)},
         "ratio_single_call": round(ours_rate / cedar_rate, 1),
         "ratio_batch": round(ours_batch_rate / cedar_batch_rate, 1),
         "identical_decisions": True,
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "clock": "thread CPU time",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
+                   f"Python {platform.python_version()}",
     }))  # fmt: skip
 
 

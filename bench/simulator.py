@@ -3,9 +3,9 @@
 Same model on both sides: one MiniLM replica per NeuronCore of a trn2.48xlarge (128 cores), one shared
 queue, dynamic batching (max batch 32, max queue delay 2 ms), the same Poisson arrival times and the same
 service-time table (from agentcore's cost model). SimPy is the field's standard discrete-event library;
-its version runs one process per core and one for arrivals. Both count the same logical events
-(arrivals + batch starts + batch ends). Prints one JSON line: events/s of each, the ratio, and both
-mean latencies (they must agree within 2%).
+its version is idiomatic (free cores in a Store, one dispatcher process, one process per batch). Both
+count the same logical events (arrivals + batch starts + batch ends). Prints one JSON line: events/s
+of each, the ratio, and both mean latencies (they must agree within 2%).
 
 Needs the `bench` extra (`pip install simpy==4.1.2`) and the built encoder (`agentcore models build`).
 """
@@ -34,8 +34,14 @@ LOAD = 0.7  # offered load as a fraction of saturated capacity
 
 
 def simpy_mean_latency(arrivals: np.ndarray, service: np.ndarray, cores: int) -> tuple[float, int]:
-    """The same batching rule in SimPy: a free core takes a batch when B wait or the oldest waited D."""
+    """The same batching rule in idiomatic SimPy: free cores in a Store, one dispatcher, one process per batch.
+
+    The dispatcher takes the earliest-freed core, waits for a request, then waits until ``MAX_BATCH`` are
+    queued or the oldest has waited ``MAX_DELAY_S`` (Triton's rule), and starts the batch on that core.
+    """
     env = simpy.Environment()
+    free = simpy.Store(env, capacity=cores)
+    free.items.extend(range(cores))
     queue: list[float] = []
     latencies: list[float] = []
     batches = 0
@@ -47,30 +53,31 @@ def simpy_mean_latency(arrivals: np.ndarray, service: np.ndarray, cores: int) ->
             yield env.timeout(at - now)
             now = at
             queue.append(at)
-            wake[0].succeed()
-            wake[0] = env.event()
+            if wake[0].callbacks:  # someone waits for an arrival
+                wake[0].succeed()
+                wake[0] = env.event()
 
-    def core() -> simpy.events.ProcessGenerator:
+    def serve(core: int, batch: list[float]) -> simpy.events.ProcessGenerator:
+        yield env.timeout(service[len(batch)])
+        latencies.extend(env.now - at for at in batch)
+        yield free.put(core)
+
+    def dispatch() -> simpy.events.ProcessGenerator:
         nonlocal batches
         while True:
+            core = yield free.get()
             while not queue:
                 yield wake[0]
             deadline = queue[0] + MAX_DELAY_S
             while len(queue) < MAX_BATCH and env.now < deadline:
                 yield env.any_of([wake[0], env.timeout(deadline - env.now)])
-                if not queue:
-                    break
-            if not queue:
-                continue
             batch = queue[:MAX_BATCH]
             del queue[:MAX_BATCH]
             batches += 1
-            yield env.timeout(service[len(batch)])
-            latencies.extend(env.now - at for at in batch)
+            env.process(serve(core, batch))
 
     env.process(arrive())
-    for _ in range(cores):
-        env.process(core())
+    env.process(dispatch())
     env.run()
     return float(np.mean(latencies)), batches
 

@@ -15,6 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from agentcore.evaluations.trace import (
+    ExpectedCall,
+    Session,
+    SessionReference,
+    ToolCall,
+    ToolSpec,
+    Trace,
+    TraceReference,
+)
+
 
 def split_of(key: str) -> str:
     """``"train"`` or ``"test"``: a stable half split by a record's group key (question, instruction...)."""
@@ -82,3 +92,182 @@ def spearman(left: Sequence[float], right: Sequence[float]) -> float:
 
     a, b = ranks(left), ranks(right)
     return float(np.corrcoef(a, b)[0, 1])
+
+
+def _first_value(options: list[Any]) -> tuple[bool, Any]:
+    """(present, value): the first acceptable value, or absent when only ``""`` (may be omitted) is listed."""
+    for option in options:
+        if option != "":
+            return True, option
+    return False, None
+
+
+def _materialise(value: Any) -> Any:
+    """A concrete value from BFCL's acceptable-values form (nested dicts list options per key)."""
+    if isinstance(value, dict):
+        chosen = {
+            key: _first_value(options if isinstance(options, list) else [options]) for key, options in value.items()
+        }
+        return {key: _materialise(item) for key, (present, item) in chosen.items() if present}
+    if isinstance(value, list):
+        return [_materialise(item) for item in value]
+    return value
+
+
+def _ground_truth_call(name: str, params: dict[str, list[Any]], call_id: str) -> ToolCall:
+    arguments = {}
+    for param, options in params.items():
+        present, value = _first_value(options)
+        if present:
+            arguments[param] = _materialise(value)
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _wrong_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value * 2 + 7
+    if isinstance(value, str):
+        return value + " (altered)"
+    if isinstance(value, list):
+        return [*value, "extra"]
+    return {"unexpected": True}
+
+
+def _wrong_type(value: Any) -> Any:
+    return str(value) if not isinstance(value, str) else 12345
+
+
+def bfcl_cases(data: Path, limit: int | None = None) -> list[tuple[str, Session, bool]]:
+    """BFCL rows as (mutation, session, should_pass): ground-truth calls and systematically mutated ones.
+
+    Mutations: ``wrong_function``, ``missing_argument``, ``extra_argument``, ``wrong_type``, ``wrong_value``
+    (each applied where the row allows it) and ``irrelevant_call`` for rows where no function fits.
+    """
+    cases: list[tuple[str, Session, bool]] = []
+    for row in list(read_jsonl(data / "bfcl" / "bfcl.jsonl"))[:limit]:
+        tools = [
+            ToolSpec(name=f["name"], description=f.get("description", ""), parameters=f.get("parameters", {}))
+            for f in row["function"]
+        ]
+        question = row["question"][0][-1]["content"] if row["question"] and row["question"][0] else ""
+        if not row["expect_function_call"]:
+            if not tools:
+                continue
+            call = ToolCall(id="c0", name=tools[0].name, arguments={})
+            reference = TraceReference(expected_tool_calls=[])
+            cases.append(("irrelevant_call", _one_call_session(row["id"], question, tools, [call], reference), False))
+            continue
+        if not row["ground_truth"]:
+            continue
+        expected = [
+            ExpectedCall(name=name, arguments=params) for item in row["ground_truth"] for name, params in item.items()
+        ]
+        reference = TraceReference(expected_tool_calls=expected)
+        gold = expected[0]
+        call = _ground_truth_call(gold.name, gold.arguments, "c0")
+        cases.append(("ground_truth", _one_call_session(row["id"], question, tools, [call], reference), True))
+        others = [tool.name for tool in tools if tool.name not in {item.name for item in expected}]
+        if others:
+            wrong = call.model_copy(update={"name": others[0]})
+            cases.append(("wrong_function", _one_call_session(row["id"], question, tools, [wrong], reference), False))
+        required = [name for name, options in gold.arguments.items() if "" not in options and name in call.arguments]
+        if required:
+            dropped = {k: v for k, v in call.arguments.items() if k != required[0]}
+            missing = call.model_copy(update={"arguments": dropped})
+            cases.append(
+                ("missing_argument", _one_call_session(row["id"], question, tools, [missing], reference), False)
+            )
+            typed = call.model_copy(
+                update={"arguments": {**call.arguments, required[0]: _wrong_type(call.arguments[required[0]])}}
+            )
+            cases.append(("wrong_type", _one_call_session(row["id"], question, tools, [typed], reference), False))
+            valued = call.model_copy(
+                update={"arguments": {**call.arguments, required[0]: _wrong_value(call.arguments[required[0]])}}
+            )
+            cases.append(("wrong_value", _one_call_session(row["id"], question, tools, [valued], reference), False))
+        extra = call.model_copy(update={"arguments": {**call.arguments, "unrequested_option": True}})
+        cases.append(("extra_argument", _one_call_session(row["id"], question, tools, [extra], reference), False))
+    return cases
+
+
+def _one_call_session(
+    case_id: str, question: str, tools: list[ToolSpec], calls: list[ToolCall], reference: TraceReference
+) -> Session:
+    trace = Trace(id=f"{case_id}/turn", input=question, tools=tools, spans=list(calls), reference=reference)
+    return Session(id=case_id, traces=[trace])
+
+
+TAU_READ_TOOLS = frozenset(
+    {
+        "calculate",
+        "find_user_id_by_email",
+        "find_user_id_by_name_zip",
+        "get_order_details",
+        "get_product_details",
+        "get_user_details",
+        "list_all_product_types",
+        "think",
+        "transfer_to_human_agents",
+    }
+)
+
+
+def tau_bench_cases(data: Path, split: str = "test") -> list[tuple[str, Session, bool]]:
+    """τ-bench retail tasks as (mutation, session, should_succeed): the replayed ground truth succeeds;
+    dropping a write action, altering one of its arguments, or leaving out a required output fails."""
+    cases: list[tuple[str, Session, bool]] = []
+    tools = [
+        ToolSpec(
+            name=t["function"]["name"], description=t["function"]["description"], parameters=t["function"]["parameters"]
+        )
+        for t in json.loads((data / "tau_bench_retail" / "tools.json").read_text(encoding="utf-8"))
+    ]
+    for task in read_jsonl(data / "tau_bench_retail" / f"tasks_{split}.jsonl"):
+        actions = task["actions"]
+        writes = [a for a in actions if a["name"] not in TAU_READ_TOOLS]
+        if not writes and not task["outputs"]:
+            continue
+        reference = SessionReference(
+            expected_actions=[
+                ExpectedCall(name=a["name"], arguments={k: [v] for k, v in a["arguments"].items()}) for a in writes
+            ],
+            expected_outputs=list(task["outputs"]),
+            expected_trajectory=[a["name"] for a in actions],
+        )
+        reply = "Done. " + " ".join(f"The answer is {value}." for value in task["outputs"])
+
+        def session(calls: list[dict[str, Any]], output: str, suffix: str) -> Session:
+            return _tau_session(task, tools, reference, calls, output, suffix)  # noqa: B023  (called at once)
+
+        cases.append(("ground_truth", session(actions, reply, ""), True))
+        if writes:
+            last = max(i for i, a in enumerate(actions) if a["name"] not in TAU_READ_TOOLS)
+            cases.append(("dropped_action", session(actions[:last] + actions[last + 1 :], reply, "#dropped"), False))
+            altered = dict(actions[last])
+            key = sorted(altered["arguments"])[0]
+            altered["arguments"] = {**altered["arguments"], key: _wrong_value(altered["arguments"][key])}
+            cases.append(
+                (
+                    "altered_argument",
+                    session([*actions[:last], altered, *actions[last + 1 :]], reply, "#altered"),
+                    False,
+                )
+            )
+        if task["outputs"]:
+            cases.append(("missing_output", session(actions, "Done.", "#silent"), False))
+    return cases
+
+
+def _tau_session(
+    task: dict[str, Any],
+    tools: list[ToolSpec],
+    reference: SessionReference,
+    calls: list[dict[str, Any]],
+    output: str,
+    suffix: str,
+) -> Session:
+    spans = [ToolCall(id=f"c{i}", name=a["name"], arguments=a["arguments"], result="ok") for i, a in enumerate(calls)]
+    trace = Trace(id=f"{task['task_id']}/turn", input=task["instruction"], output=output, spans=list(spans))
+    return Session(id=f"{task['task_id']}{suffix}", traces=[trace], tools=tools, reference=reference)

@@ -32,6 +32,13 @@ class Target:
         return self.trace.id if self.trace is not None else self.session.id
 
     @property
+    def history(self) -> list[Trace]:
+        """The session's turns up to and including this one (what the agent could know at this point)."""
+        if self.trace is None:
+            return list(self.session.traces)
+        return self.session.traces[: self.session.traces.index(self.trace) + 1]
+
+    @property
     def turn(self) -> Trace:
         if self.trace is None:
             raise ValueError("this target is a session; it has no single trace")
@@ -73,8 +80,8 @@ class Evaluator(ABC):
         return []
 
     @abstractmethod
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        """One judgement per target, in order."""
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+        """One judgement per target, in order; ``None`` skips a target the evaluator cannot judge (no result)."""
 
     def passes(self, score: float) -> bool:
         return score >= self.threshold if self.higher_is_better else score < self.threshold

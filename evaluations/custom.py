@@ -212,7 +212,7 @@ def load_callable(reference: str | None, owner: str) -> Callable[..., Any]:
         raise EvaluationError(f"custom evaluator {owner!r}: cannot import judge {reference!r}: {error}") from None
     if not callable(target):
         raise EvaluationError(f"custom evaluator {owner!r}: {reference!r} is not callable")
-    return target  # type: ignore[no-any-return]
+    return target
 
 
 _RULE_TYPES: dict[str, type[Evaluator]] = {

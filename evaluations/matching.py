@@ -82,6 +82,8 @@ def call_problems(call: ToolCall, expected: ExpectedCall) -> list[str]:
         if name not in call.arguments:
             if "" not in options:
                 problems.append(f"missing argument {name!r}")
+        elif call.arguments[name] == "" and "" in options:
+            continue
         elif not any(values_match(call.arguments[name], option) for option in options if option != ""):
             problems.append(
                 f"argument {name!r}={call.arguments[name]!r} is not one of {[o for o in options if o != '']!r}"

@@ -105,11 +105,14 @@ def evaluate(
         judgements = evaluator.judge([targets[index] for index in todo], models) if todo else []
         fresh: list[tuple[str, EvaluatorResult]] = []
         for index, judgement in zip(todo, judgements, strict=True):
+            if judgement is None:
+                continue
             result = _result(evaluator, targets[index], judgement.score, judgement.explanation, models, len(todo))
             cached[index] = result
             fresh.append((keys[index], result))
         cache.put(fresh)
         results.extend(result for result in cached if result is not None)
+        # skipped targets are not cached: they are cheap to re-decide and carry no result
         log.info("%s: %d targets (%d cached)", evaluator.id, len(targets), len(targets) - len(todo))
         if progress is not None:
             progress(done, len(plans))

@@ -40,15 +40,17 @@ class Gate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    min_mean: float | None = Field(None, ge=0, le=1)
-    min_score: float | None = Field(None, ge=0, le=1)
-    min_pass_rate: float | None = Field(None, ge=0, le=1)
-    max_mean: float | None = Field(None, ge=0, le=1, description="for rates where lower is better, e.g. Refusal")
+    min_mean: float | None = Field(default=None, ge=0, le=1)
+    min_score: float | None = Field(default=None, ge=0, le=1)
+    min_pass_rate: float | None = Field(default=None, ge=0, le=1)
+    max_mean: float | None = Field(
+        default=None, ge=0, le=1, description="for rates where lower is better, e.g. Refusal"
+    )
 
 
 class EvaluatorEntry(Gate):
     id: str
-    threshold: float | None = Field(None, ge=0, le=1)
+    threshold: float | None = Field(default=None, ge=0, le=1)
     type: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 

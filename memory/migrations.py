@@ -16,7 +16,7 @@ from sqlmodel import SQLModel
 
 from agentcore.memory.database import run_write, utcnow
 from agentcore.memory.errors import SchemaVersionError
-from agentcore.memory.tables import MEMORY_TABLES, SchemaVersionRow
+from agentcore.memory.tables import MEMORY_TABLES, SCHEMA_VERSIONS
 
 log = logging.getLogger(__name__)
 FULLTEXT_TABLES = ("memory_events", "memory_records")
@@ -71,9 +71,9 @@ LATEST_VERSION = MIGRATIONS[-1].version
 
 def schema_version(connection: Connection) -> int:
     """The highest applied migration (0 for a database without memory tables)."""
-    if not connection.dialect.has_table(connection, SchemaVersionRow.__tablename__):
+    if not connection.dialect.has_table(connection, SCHEMA_VERSIONS.name):
         return 0
-    return int(connection.execute(select(func.max(SchemaVersionRow.version))).scalar() or 0)
+    return int(connection.execute(select(func.max(SCHEMA_VERSIONS.c.version))).scalar() or 0)
 
 
 def migrate(engine: Engine, target: int = LATEST_VERSION) -> int:
@@ -82,7 +82,7 @@ def migrate(engine: Engine, target: int = LATEST_VERSION) -> int:
     def work(connection: Connection) -> int:
         if connection.dialect.name == "postgresql":  # serialise concurrent first opens
             connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('agentcore.memory.migrate'))"))
-        SQLModel.metadata.create_all(connection, tables=[SchemaVersionRow.__table__])
+        SQLModel.metadata.create_all(connection, tables=[SCHEMA_VERSIONS])
         current = schema_version(connection)
         if current > LATEST_VERSION:
             raise SchemaVersionError(
@@ -93,7 +93,7 @@ def migrate(engine: Engine, target: int = LATEST_VERSION) -> int:
             log.info("memory schema: applying version %d (%s)", migration.version, migration.description)
             migration.apply(connection)
             connection.execute(
-                SchemaVersionRow.__table__.insert().values(
+                SCHEMA_VERSIONS.insert().values(
                     version=migration.version, description=migration.description, applied_at=utcnow()
                 )
             )

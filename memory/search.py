@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import ColumnElement, Table, func, literal_column, or_, select
@@ -158,13 +158,20 @@ def load_candidates(connection: Connection, scope: Scope, keep: Predicate | None
     return Candidates(ids, vectors, [row.created_at for row in kept])
 
 
-def fulltext_ranking(connection: Connection, scope: Scope, terms: Sequence[str], limit: int) -> list[int]:
-    """Ids ranked by BM25 (SQLite FTS5) or ``ts_rank_cd`` (PostgreSQL), best first."""
+def fulltext_ranking(
+    connection: Connection, scope: Scope, terms: Sequence[str], limit: int, *, informative_only: bool = False
+) -> list[int]:
+    """Ids ranked by BM25 (SQLite FTS5) or ``ts_rank_cd`` (PostgreSQL), best first.
+
+    ``informative_only`` (SQLite): leave out rows that matched only terms found in half the rows or more.
+    FTS5 clamps such a term's IDF to ~0, so those rows score ~0 and their order is length noise; fused
+    with the vector ranking they would only push better candidates down. Alone, they are still matches.
+    """
     if not terms:
         return []
     table = scope.table
     if connection.dialect.name == "postgresql":
-        vector = literal_column(f"{table.name}.search_vector")
+        vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
         tsquery = func.to_tsquery("english", " | ".join(terms))
         query = (
             select(table.c.id)
@@ -178,11 +185,11 @@ def fulltext_ranking(connection: Connection, scope: Scope, terms: Sequence[str],
         query = (
             select(table.c.id)
             .select_from(fts.join(table, table.c.id == fts.c.rowid))
-            # FTS5 clamps the IDF of a term found in half the rows or more to ~0: a row that matched only such
-            # terms scores ~0 and is no evidence, so it is left out rather than ranked by length noise.
-            .where(literal_column(fts.name).op("MATCH")(match), bm25 < -UNINFORMATIVE_BM25, *scope.conditions)
+            .where(literal_column(fts.name).op("MATCH")(match), *scope.conditions)
             .order_by(bm25, table.c.id)
         )
+        if informative_only:
+            query = query.where(bm25 < -UNINFORMATIVE_BM25)
     return list(connection.execute(query.limit(limit)).scalars())
 
 

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from agentcore.memory import search
 from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
-from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
+from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError, MemoryStoreError
 from agentcore.memory.filters import Predicate, compile_filters
 from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
 from agentcore.memory.models import (
@@ -34,7 +34,7 @@ from agentcore.memory.models import (
     ScoredRecord,
 )
 from agentcore.memory.search import Scope, SearchMode
-from agentcore.memory.tables import ActorRow, EventRow, RecordRow, SessionRow
+from agentcore.memory.tables import ACTORS, EVENTS, RECORDS, SESSIONS
 from agentcore.memory.validation import (
     DEFAULT_MAX_TEXT_CHARS,
     check_id,
@@ -52,10 +52,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EVENTS = EventRow.__table__
-RECORDS = RecordRow.__table__
-SESSIONS = SessionRow.__table__
-ACTORS = ActorRow.__table__
 EMBED_BATCH = 256
 
 
@@ -104,7 +100,7 @@ def _expiry(start: datetime, ttl: timedelta | None, expires_at: datetime | None)
     return _utc(expires_at)
 
 
-def _event(row: RowMapping) -> Event:
+def _event(row: Mapping[Any, Any]) -> Event:
     return Event(
         id=row["id"],
         actor_id=row["actor_id"],
@@ -119,7 +115,7 @@ def _event(row: RowMapping) -> Event:
     )
 
 
-def _record(row: RowMapping) -> MemoryRecord:
+def _record(row: Mapping[Any, Any]) -> MemoryRecord:
     return MemoryRecord(
         id=row["id"],
         actor_id=row["actor_id"],
@@ -225,8 +221,7 @@ class MemoryStore:
 
         def work(connection: Connection) -> list[int]:
             self._touch_session(connection, actor_id, session_id, now)
-            statement = insert(EVENTS).returning(EVENTS.c.id, sort_by_parameter_order=True)
-            return list(connection.execute(statement, rows).scalars())
+            return _insert_many(connection, EVENTS, rows)
 
         ids = run_write(self.engine, work)
         return [Event(id=event_id, **row) for event_id, row in zip(ids, rows, strict=True)]
@@ -426,11 +421,7 @@ class MemoryStore:
             connection.execute(
                 dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
             )
-            return list(
-                connection.execute(
-                    insert(RECORDS).returning(RECORDS.c.id, sort_by_parameter_order=True), rows
-                ).scalars()
-            )
+            return _insert_many(connection, RECORDS, rows)
 
         for row, record_id in zip(rows, run_write(self.engine, work), strict=True):
             row["id"] = record_id
@@ -682,7 +673,10 @@ class MemoryStore:
             candidates = search.load_candidates(connection, scope, keep)
             fulltext = None
             if mode != "vector":
-                fulltext = search.fulltext_ranking(connection, scope, search.query_terms(query), search.FULLTEXT_DEPTH)
+                terms = search.query_terms(query)
+                fulltext = search.fulltext_ranking(
+                    connection, scope, terms, search.FULLTEXT_DEPTH, informative_only=mode == "hybrid"
+                )
         return search.rank(
             candidates,
             query_vector=vector,
@@ -713,6 +707,24 @@ class MemoryStore:
             log.warning(
                 "WAL checkpoint was blocked by another connection; deleted data stays in the WAL until the next"
             )
+
+
+def _insert_many(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert ``rows`` and return their ids in input order.
+
+    PostgreSQL returns them from one batched ``INSERT ... RETURNING``. On SQLite, SQLAlchemy can only keep
+    RETURNING in order one row per statement, so we insert with ``executemany`` instead: the write
+    transaction holds SQLite's single writer lock, so the new rowids are exactly those above the old maximum.
+    """
+    if connection.dialect.name == "postgresql":
+        statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
+        return list(connection.execute(statement, rows).scalars())
+    before = connection.execute(select(func.coalesce(func.max(table.c.id), 0))).scalar_one()
+    connection.execute(insert(table), rows)
+    ids = list(connection.execute(select(table.c.id).where(table.c.id > before).order_by(table.c.id)).scalars())
+    if len(ids) != len(rows):
+        raise MemoryStoreError(f"inserted {len(rows)} rows into {table.name} but found {len(ids)} new ids")
+    return ids
 
 
 def _unit_rows(vectors: np.ndarray, expected_rows: int) -> np.ndarray:

@@ -8,9 +8,9 @@ Full-text indexes are not declared here: they are backend-specific and created b
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, Text
+from sqlalchemy import JSON, Column, Index, LargeBinary, Table, Text
 from sqlmodel import Field, SQLModel
 
 
@@ -80,10 +80,13 @@ class RecordRow(SQLModel, table=True):
     embedding: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
-MEMORY_TABLES = [
-    SchemaVersionRow.__table__,
-    ActorRow.__table__,
-    SessionRow.__table__,
-    EventRow.__table__,
-    RecordRow.__table__,
-]
+def _table(model: type[SQLModel]) -> Table:
+    return cast(Table, model.__table__)  # type: ignore[attr-defined]  # set by sqlmodel's metaclass
+
+
+SCHEMA_VERSIONS = _table(SchemaVersionRow)
+ACTORS = _table(ActorRow)
+SESSIONS = _table(SessionRow)
+EVENTS = _table(EventRow)
+RECORDS = _table(RecordRow)
+MEMORY_TABLES = [SCHEMA_VERSIONS, ACTORS, SESSIONS, EVENTS, RECORDS]

@@ -82,11 +82,12 @@ def _covered(targets: ast.Targets, tools: dict[str, ToolSchema]) -> list[ToolSch
 def _rule_findings(rule: ast.Rule, tools: dict[str, ToolSchema] | None) -> Iterator[Finding]:
     unconditional = not rule.subjects and not rule.clauses
     if rule.targets.any and unconditional and rule.kind in ("allow", "deny") and not rule.monitor:
+        verb = {"allow": "allows", "deny": "denies"}[rule.kind]
         yield _finding(
             rule,
             "warning",
-            f"{rule.kind}s-everything",
-            f"this rule {rule.kind}s every call of every tool",
+            f"{verb}-everything",
+            f"this rule {verb} every call of every tool",
             "name the tools, or add a condition",
         )
     region = rule_region(rule)
@@ -203,6 +204,10 @@ def _compare_findings(rule: ast.Rule, compare: ast.Compare, covered: list[ToolSc
         problem = f"compares `{'.'.join(left.parts)}` as a number, but the schema says it is {_a(kind)}"
     elif compare.op in _TEXT_OPS and kind != "string":
         problem = f"treats `{'.'.join(left.parts)}` as text, but the schema says it is {_a(kind)}"
+    elif compare.op in _TEXT_OPS and any(
+        isinstance(v, ast.Lit) and not isinstance(v.value, str) for v in compare.right
+    ):
+        problem = f"`{compare.op.replace('_', ' ')}` needs a text value to compare `{'.'.join(left.parts)}` with"
     elif compare.op in ("eq", "ne", "one_of", "not_one_of"):
         for literal in compare.right:
             if isinstance(literal, ast.Lit) and not _fits(literal.value, kind):
@@ -219,7 +224,8 @@ def _a(kind: str) -> str:
 
 def _fits(value: object, kind: str) -> bool:
     actual = _JSON_TYPES.get(type(value), "object")
-    return actual == kind or (actual == "number" and kind == "integer" and float(value) == int(value))  # type: ignore[arg-type]
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return actual == kind or (actual == "number" and kind == "integer" and integral)
 
 
 def _did_you_mean(word: str, options: Sequence[str]) -> str:
@@ -244,24 +250,32 @@ def _overlap(a: ast.Targets, b: ast.Targets) -> bool:
     return any(fnmatchcase(x, y) or fnmatchcase(y, x) for x in a.names for y in b.names)
 
 
+def _line(rule: ast.Rule) -> int:
+    return rule.span.line if rule.span else 0
+
+
 def _pair_findings(rules: list[ast.Rule], tools: dict[str, ToolSchema] | None) -> Iterator[Finding]:
     active = [(r, rule_region(r)) for r in rules if not r.monitor and r.kind in ("allow", "deny", "approval")]
     strength = {"deny": 2, "approval": 1, "allow": 0}
     for rule, region in active:
-        if region is None or is_empty(region):
+        if region is not None and is_empty(region):
             continue
         for other, other_region in active:
-            if other is rule or other_region is None:
+            if other is rule or other_region is None or (region is None and other_region):
                 continue
             stronger = strength[other.kind] > strength[rule.kind]
-            same = other.kind == rule.kind and (other.span.line if other.span else 0) < (
-                rule.span.line if rule.span else 0
-            )
+            inside = region is None or contains(other_region, region)  # None: only an unconditional rule covers it
+            if not (inside and (stronger or other.kind == rule.kind)):
+                continue
+            mutual = region is not None and contains(region, other_region)
             if (
-                (stronger or same)
-                and _targets_within(rule.targets, other.targets, tools)
-                and contains(other_region, region)
+                not stronger
+                and mutual
+                and _line(other) > _line(rule)
+                and _targets_within(other.targets, rule.targets, tools)
             ):
+                continue  # two equivalent rules: report only the later one
+            if _targets_within(rule.targets, other.targets, tools):
                 verb = "already decides" if stronger else "already matches"
                 yield _finding(
                     rule,
@@ -272,7 +286,7 @@ def _pair_findings(rules: list[ast.Rule], tools: dict[str, ToolSchema] | None) -
                     "remove it or narrow the other rule",
                 )
                 break
-        if rule.kind != "allow":
+        if rule.kind != "allow" or region is None:
             continue
         for other, other_region in active:
             if other.kind != "deny" or other_region is None or not _overlap(rule.targets, other.targets):

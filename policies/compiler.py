@@ -39,14 +39,13 @@ FAILS_CLOSED_TO_MATCH = {
 class CompiledRule:
     """A rule ready to evaluate.
 
-    ``guard`` (the ``for`` subjects) never raises and is checked first; ``test`` (the clauses) may raise
-    :class:`Unevaluable`. Either is None when absent.
+    ``check`` tests the ``for`` subjects (which never raise) and then the clauses, which may raise
+    :class:`~agentcore.policies.values.Unevaluable`; the engine resolves that to the fail-closed outcome.
     """
 
     rule: ast.Rule
     reason: Reason
-    guard: Test | None
-    test: Test | None
+    check: Test
     patterns: tuple[str, ...]
     redactions: tuple[RedactPattern, ...] = ()
     redact_fields: tuple[str, ...] = ()
@@ -191,12 +190,24 @@ def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
     return CompiledRule(
         rule=rule,
         reason=reason,
-        guard=_conjoin(guards),
-        test=_conjoin(tests),
+        check=_check(_conjoin(guards), _conjoin(tests)),
         patterns=rule.targets.names or ("*",),
         redactions=tuple(redactions),
         redact_fields=tuple(fields),
     )
+
+
+def _always(env: object) -> bool:
+    return True
+
+
+def _check(guard: Test | None, test: Test | None) -> Test:
+    """One closure per rule: subjects first (they never raise), then the clauses."""
+    if guard is None:
+        return test or _always
+    if test is None:
+        return guard
+    return lambda env: guard(env) and test(env)
 
 
 def _conjoin(tests: list[Test]) -> Test | None:

@@ -143,6 +143,8 @@ class Compiler:
             test = self._regex(left, node.right[0], what)
         elif positive == "one_of":
             test = _one_of(left, frozenset(_eq_key(_const(v)) for v in node.right))
+        elif positive == "eq" and isinstance(node.right[0], ast.Lit) and isinstance(node.right[0].value, str):
+            test = _eq_text(left, str(_const(node.right[0])))
         elif positive == "between":
             test = _between(left, compile_value(node.right[0]), compile_value(node.right[1]), what)
         elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
@@ -208,6 +210,16 @@ def _const(node: ast.Value) -> Any:
 
 def _has_role(role: str) -> Test:
     return lambda env: role in env.request.principal.roles
+
+
+def _eq_text(left: Callable[[Env], Any], text: str) -> Test:
+    """Equality with a text literal, the commonest test: only a string can be equal."""
+
+    def eq_text(env: Env) -> bool:
+        value = left(env)
+        return type(value) is str and value == text
+
+    return eq_text
 
 
 def _one_of(left: Callable[[Env], Any], keys: frozenset[tuple[str, Any]]) -> Test:

@@ -172,6 +172,8 @@ class PolicyEngine:
             return _failure(self._bundle, error), trace
 
     def _decide(self, bundle: Bundle, plans: dict[str, Plan], env: Env, full: bool = False) -> Decision:
+        # The hot path: loops are written out (not a shared helper) because calls dominate its cost, and the
+        # commonest outcomes (one clean deny or allow rule, nothing else to report) return a cached Decision.
         action = env.request.action
         plan = plans.get(action)
         if plan is None:
@@ -179,54 +181,91 @@ class PolicyEngine:
             if len(plans) < _CACHE_LIMIT:
                 plans[action] = plan
         run = _Run()
+        reasons = run.reasons
+        simple = not full and not plan.monitors
         for rule in plan.denies:
-            matched = run.holds(rule, env, "could not evaluate")
-            if not matched:
-                continue
-            if rule.kind == "limit" and not run.failed(rule):
+            try:
+                if not rule.check(env):
+                    continue
+            except Exception as caught:
+                run.fail(rule, caught, "could not evaluate")
+            if rule.kind == "limit" and id(rule) not in run.failures:
                 note, reservation = _check_limit(rule, env)
                 if reservation is not None:
                     run.limits.append(reservation)
                     continue
-                run.reasons.append(_noted(rule.reason, note))
+                run.dynamic = True
+                reasons.append(_noted(rule.reason, note))
+            elif simple and not run.dynamic:
+                return self._single(bundle, rule, Effect.DENY)
             else:
-                run.reasons.append(run.closed_reason(rule))
+                reasons.append(run.closed_reason(rule))
             if not full:
                 break
-        if run.reasons:
+        if reasons:
             return self._finish(bundle, plan, env, Effect.DENY, run, True)
         for rule in plan.approvals:
-            if run.holds(rule, env, "could not evaluate"):
-                run.reasons.append(run.closed_reason(rule))
-                if rule.rule.approver:
-                    run.approvers.append(rule.rule.approver)
-        if run.reasons:
+            try:
+                if not rule.check(env):
+                    continue
+            except Exception as caught:
+                run.fail(rule, caught, "could not evaluate")
+            reasons.append(run.closed_reason(rule))
+            if rule.rule.approver:
+                run.approvers.append(rule.rule.approver)
+        if reasons:
             effect = Effect.NEEDS_APPROVAL
         else:
             for rule in plan.allows:
-                if run.holds(rule, env, "could not evaluate, so it does not allow"):
-                    run.reasons.append(rule.reason)
-                    if not full:
-                        break
-            effect = Effect.ALLOW if run.reasons else bundle.default
-        by_rule = bool(run.reasons)
+                try:
+                    if not rule.check(env):
+                        continue
+                except Exception as caught:
+                    run.fail(rule, caught, "could not evaluate, so it does not allow")
+                    continue
+                if simple and not run.dynamic and not run.limits and not plan.obligations:
+                    return self._single(bundle, rule, Effect.ALLOW)
+                reasons.append(rule.reason)
+                if not full:
+                    break
+            effect = Effect.ALLOW if reasons else bundle.default
+        by_rule = bool(reasons)
         if not by_rule:
-            run.reasons.append(bundle.default_reason)
-            run.reasons.extend(run.errors)
+            reasons.append(bundle.default_reason)
+            reasons.extend(run.errors)
         if effect is not Effect.DENY:
             for rule in plan.obligations:
-                if run.holds(rule, env, "could not evaluate, applied anyway"):
-                    run.obligation_rules.append(rule)
+                try:
+                    if not rule.check(env):
+                        continue
+                except Exception as caught:
+                    run.fail(rule, caught, "could not evaluate, applied anyway")
+                run.obligation_rules.append(rule)
         return self._finish(bundle, plan, env, effect, run, by_rule)
+
+    def _single(self, bundle: Bundle, rule: CompiledRule, effect: Effect) -> Decision:
+        """The decision made by one rule alone, built once per rule."""
+        key = (id(rule), effect)
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = Decision(effect=effect, reasons=(rule.reason,), bundle_hash=bundle.bundle_hash)
+            self._decisions[key] = decision
+        return decision
 
     def _finish(self, bundle: Bundle, plan: Plan, env: Env, effect: Effect, run: _Run, by_rule: bool) -> Decision:
         would: Effect | None = None
         if plan.monitors:
             kinds = set()
             for rule in plan.monitors:
-                if run.holds(rule, env, None):
-                    run.monitored.append(run.closed_reason(rule))
-                    kinds.add(rule.kind)
+                try:
+                    if not rule.check(env):
+                        continue
+                except Exception as caught:
+                    run.fail(rule, caught, None)
+                    if not FAILS_CLOSED_TO_MATCH[rule.kind]:
+                        continue
+                run.monitored.append(run.closed_reason(rule))
+                kinds.add(rule.kind)
             would = _would(effect, by_rule, kinds, bundle.default)
         key = None
         if not run.dynamic and not run.limits:
@@ -270,28 +309,13 @@ class _Run:
         self.failures: dict[int, str] = {}
         self.dynamic = False
 
-    def holds(self, rule: CompiledRule, env: Env, label: str | None) -> bool:
-        """Whether ``rule`` matches; a condition that cannot be evaluated resolves to the fail-closed outcome."""
-        guard = rule.guard
-        if guard is not None and not guard(env):
-            return False
-        test = rule.test
-        if test is None:
-            return True
-        try:
-            return test(env)
-        except Unevaluable as caught:
-            error = str(caught)
-        except Exception as caught:  # a bug or hostile input must not decide for the caller
-            error = f"{type(caught).__name__}: {caught}"
+    def fail(self, rule: CompiledRule, caught: Exception, label: str | None) -> None:
+        """Record a rule whose condition could not be evaluated (the caller applies the fail-closed outcome)."""
+        error = str(caught) if isinstance(caught, Unevaluable) else f"{type(caught).__name__}: {caught}"
         self.dynamic = True
         self.failures[id(rule)] = error
         if label is not None:
             self.errors.append(_noted(rule.reason, f"{label}: {error}"))
-        return FAILS_CLOSED_TO_MATCH[rule.kind]
-
-    def failed(self, rule: CompiledRule) -> bool:
-        return id(rule) in self.failures
 
     def closed_reason(self, rule: CompiledRule) -> Reason:
         """The rule's reason, noting when it matched only because it failed closed."""

@@ -75,7 +75,12 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
     except VisitError as error:
         if isinstance(error.orig_exc, _Located):
             raise PolicySyntaxError([error.orig_exc.problem]) from None
-        raise
+        meta = getattr(error.obj, "meta", None)
+        line = getattr(meta, "line", 0) if meta is not None and not getattr(meta, "empty", True) else 0
+        column = getattr(meta, "column", 0) if line else 0
+        source = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
+        problem = Problem(f"cannot read this statement: {error.orig_exc}", path, line, column, source)
+        raise PolicySyntaxError([problem]) from None
     return result.model_copy(update={"comments": tuple(comments)})
 
 
@@ -500,6 +505,8 @@ class _ToAst(Transformer[Token, Any]):
 
     def number(self, meta: Meta, items: list[Token]) -> ast.Lit:
         text = str(items[0])
+        if len(text) > 40:
+            raise self._error(items[0], "this number is too long", "numbers have at most 40 digits")
         value: int | float = float(text) if "." in text else int(text)
         currency = str(items[1]) if len(items) > 1 else None
         return ast.Lit(value=value, currency=currency, span=self._span(meta))

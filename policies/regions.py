@@ -22,7 +22,7 @@ def value_key(value: Any) -> Key:
     if isinstance(value, bool):
         return ("bool", value)
     if isinstance(value, (int, float)):
-        return ("num", float(value))
+        return ("num", value)  # 1 == 1.0 with equal hashes, so no float() (which overflows on huge ints)
     return ("str", value) if isinstance(value, str) else ("null", None)
 
 
@@ -170,7 +170,7 @@ def _constraint(op: str | None, literals: list[Any]) -> Constraint | None:
     numbers = [v for v in literals if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(numbers) != len(literals) or not numbers:
         return None
-    bound = float(numbers[0])
+    bound = numbers[0]
     if op == "gt":
         return Constraint(numeric=True, lo=bound, lo_open=True)
     if op == "ge":
@@ -180,7 +180,7 @@ def _constraint(op: str | None, literals: list[Any]) -> Constraint | None:
     if op == "le":
         return Constraint(numeric=True, hi=bound)
     if op == "between":
-        return Constraint(numeric=True, lo=bound, hi=float(numbers[1]))
+        return Constraint(numeric=True, lo=bound, hi=numbers[1])
     return None
 
 
@@ -197,6 +197,9 @@ def schema_constraint(schema: dict[str, Any]) -> Constraint | None:
             ("maximum", "hi", False),
             ("exclusiveMaximum", "hi", True),
         ):
-            if isinstance(schema.get(key), (int, float)):
-                constraint = replace(constraint, **{attr: float(schema[key]), f"{attr}_open": is_open})
+            bound = schema.get(key)
+            if isinstance(bound, (int, float)) and attr == "lo":
+                constraint = replace(constraint, lo=bound, lo_open=is_open)
+            elif isinstance(bound, (int, float)):
+                constraint = replace(constraint, hi=bound, hi_open=is_open)
     return None if constraint == Constraint() else constraint

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -106,9 +107,9 @@ def context_for(tests: TestFile, case: Case) -> InMemoryContext:
     """An in-memory world holding the file's entities and detectors and the case's history and spend."""
     context = InMemoryContext()
     for entity, records in tests.entities.items():
-        context.add_resolver(entity, lambda key, records=records: records.get(str(key)))
+        context.add_resolver(entity, _lookup(records))
     for name, score in tests.detectors.items():
-        context.add_detector(name, lambda text, score=score: score)
+        context.add_detector(name, _constant(score))
     for call in case.history:
         at = case.time - timedelta(minutes=call.minutes_ago)
         context.record(case.request(call.action, call.args, session=call.session or case.session, time=at))
@@ -116,6 +117,14 @@ def context_for(tests: TestFile, case: Case) -> InMemoryContext:
         key = case.request().principal.id if spent.scope is Scope.USER else case.session or ""
         context.add_spend(spent.scope, key, spent.usd, case.time - timedelta(minutes=spent.minutes_ago))
     return context
+
+
+def _lookup(records: dict[str, dict[str, Any]]) -> Callable[[Any], dict[str, Any] | None]:
+    return lambda key: records.get(str(key))
+
+
+def _constant(score: float) -> Callable[[str], float]:
+    return lambda text: score
 
 
 def run_tests(engine: PolicyEngine, paths: list[Path]) -> list[CaseResult]:

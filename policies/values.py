@@ -50,7 +50,7 @@ def number(value: Any, what: str) -> float | int:
     """``value`` as a finite number, or raise :class:`Unevaluable`."""
     kind = type(value)
     if kind is int or (kind is float and math.isfinite(value)):
-        return value  # type: ignore[no-any-return]
+        return value
     if not is_number(value):
         raise Unevaluable(f"{what} is {_show(value)}, not a number")
     if isinstance(value, float) and not math.isfinite(value):
@@ -110,6 +110,16 @@ def _path(node: ast.Path) -> Getter:
                 raise Missing(f"argument `{key}` is missing")
 
             return arg
+        if len(parts) == 2:
+            outer, inner = parts
+
+            def nested(env: Env) -> Any:
+                value = env.request.args.get(outer)
+                if type(value) is dict and inner in value:
+                    return value[inner]
+                return walk(env.request.args, parts, f"argument `{what}`")
+
+            return nested
         return lambda env: walk(env.request.args, parts, f"argument `{what}`")
     if node.root == "user":
         if not parts:

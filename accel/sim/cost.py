@@ -80,9 +80,7 @@ def _matmul_flops(node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorIn
     if node.op == "Gemm":
         k = a[0] if node.attributes.get("transA") else a[-1]
         return outs[0].elements * (2 * k + (1 if len(ins) > 2 else 0))
-    if node.op == "QLinearMatMul":  # inputs: a, a_scale, a_zero, b, ...
-        return outs[0].elements * 2 * a[-1]
-    return outs[0].elements * 2 * a[-1]
+    return outs[0].elements * 2 * a[-1]  # MatMul, MatMulInteger, QLinearMatMul: A is the first input
 
 
 def _formula(node: Node, ins: Sequence[TensorInfo], outs: Sequence[TensorInfo]) -> tuple[Engine, float] | None:

@@ -24,6 +24,8 @@ Precision = Literal["fp32", "bf16", "fp8", "fp4"]
 PRECISIONS: tuple[Precision, ...] = ("fp32", "bf16", "fp8", "fp4")
 _TFLOPS_FIELD = {"fp32": "fp32_tflops", "bf16": "bf16_tflops", "fp8": "fp8_tflops", "fp4": "fp4_tflops"}
 CLUSTER_SEPARATOR = ":"
+_MUST_BE_POSITIVE = ("neuron_cores", "fp32_tflops", "bf16_tflops", "fp8_tflops", "vector_tflops_per_core", "hbm_gib",
+                     "hbm_tbps")  # fmt: skip
 
 
 class Figure(BaseModel):
@@ -74,6 +76,13 @@ class ChipSpec(BaseModel):
     power_watts: Figure
     idle_watts: Figure
     usd_per_chip_hour: Figure
+
+    @model_validator(mode="after")
+    def _usable(self) -> ChipSpec:
+        zero = [name for name in _MUST_BE_POSITIVE if getattr(self, name).value <= 0]
+        if zero or self.neuron_cores.value != int(self.neuron_cores.value):
+            raise ValueError(f"chip {self.key}: {zero or ['neuron_cores']} must be positive (whole cores)")
+        return self
 
     @property
     def cores(self) -> int:

@@ -1,39 +1,140 @@
-"""``agentcore demo``: a short tour that runs for real on this machine."""
+"""``agentcore demo``: a governed retail customer-service agent, end to end, with a summary a customer can read."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+from rich.panel import Panel
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from agentcore.accel.runtime import Accelerator
-from agentcore.cli.output import console
+from agentcore.cli.output import console, fail
+from agentcore.errors import AgentCoreError
 
-_QUERIES = ["I want my money back for the broken lamp", "Where is my package?"]
-_TOOLS = {
-    "refunds.issue": "Issue a refund to the customer's original payment method",
-    "orders.track": "Tell the customer where their order is and when it will arrive",
-    "crm.update_address": "Change the shipping address stored for a customer",
-    "catalog.search": "Search the product catalogue by keyword",
-}
+if TYPE_CHECKING:
+    from agentcore.demo.app import DemoReport
+
+OK, BAD = "[green]✓[/green]", "[red]✗[/red]"
 
 
-def demo() -> None:
-    """Embed tool descriptions and requests with the real encoder and show which tool each request needs."""
-    accelerator = Accelerator()
-    names = list(_TOOLS)
-    tools = accelerator.embed(list(_TOOLS.values()), tenant="demo")
-    queries = accelerator.embed(_QUERIES, tenant="demo", user="alice")
-    scores = queries.vectors @ tools.vectors.T
-    table = Table("request", "nearest tool", "cosine")
-    for query, row in zip(_QUERIES, scores, strict=True):
-        best = int(row.argmax())
-        table.add_row(query, names[best], f"{row[best]:.3f}")
-    console.print(table)
-    receipt = queries.receipt
-    console.print(
-        f"encoder {receipt.model} ({receipt.variant}): {receipt.items} texts, {receipt.tokens} tokens, "
-        f"{receipt.cpu_seconds * 1000:.1f} ms on this CPU"
+def demo(
+    sessions: int = typer.Option(
+        16, "--sessions", "-n", min=1, max=500, help="Conversations to play (16 = each scenario once)."
+    ),
+    out: Path = typer.Option(
+        Path(".agentcore/demo"), "--out", "-o", help="Report folder (created; earlier demo databases replaced)."
+    ),
+    seed: int = typer.Option(7, "--seed", help="Seed of the generated store."),
+) -> None:
+    """Play retail conversations through policies, gateway, memory, evaluations and simulated Trainium."""
+    from agentcore.demo.app import DemoSettings, run_demo
+    from agentcore.demo.scenarios import ScenarioError
+
+    settings = DemoSettings(sessions=sessions, out=out, seed=seed)
+    console.print(Panel.fit(
+        "[bold]agentcore demo[/bold]: a customer-service agent for a retail store (τ-bench's retail domain)\n"
+        f"{sessions} conversations · policies enforced by the gateway · memory across sessions · "
+        "evaluations · costs on simulated Trainium",
+    ))  # fmt: skip
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), console=console, transient=True) as bar:
+            task = bar.add_task("starting", total=sessions)
+            report = run_demo(
+                settings, progress=lambda what, done, total: bar.update(task, description=what, completed=done)
+            )
+    except (AgentCoreError, ScenarioError, OSError) as error:
+        fail(error)
+    _print(report)
+    raise typer.Exit(0 if report.passed else 1)
+
+
+def _print(report: DemoReport) -> None:
+    console.print(_conversations(report))
+    console.print(_decisions(report))
+    console.print(_memory(report))
+    console.print(_evaluation(report))
+    costs = _costs(report)
+    console.print(costs if costs is not None else f"[yellow]accel costs unavailable:[/yellow] {report.costs_error}")
+    audit = report.audit
+    chain = (
+        f"{OK} verified"
+        if audit.get("ok")
+        else f"{BAD} BROKEN at record {audit.get('first_bad')}: {audit.get('problem')}"
     )
+    console.print(f"Audit log: {audit.get('records')} hash-chained records, {chain}")
+    console.print(f"Report folder [bold]{report.settings.out}[/bold]: {', '.join(report.files)}")
+    verdict = f"{OK} demo passed" if report.passed else f"{BAD} demo FAILED (see the tables above)"
+    console.print(f"{verdict} in {report.seconds:.1f} s")
+
+
+def _conversations(report: DemoReport) -> Table:
+    table = Table(title="Conversations (transcripts.md has every turn)", title_justify="left")
+    for column in ("scenario", "customer", "calls", "as scripted"):
+        table.add_column(column)
+    for s in report.sessions:
+        status = OK if s.as_scripted else f"{BAD} " + "; ".join(s.off_script)
+        table.add_row(s.title, s.customer or "(not identified)", str(s.calls), status)
+    return table
+
+
+def _decisions(report: DemoReport) -> Table:
+    d = report.decisions
+    table = Table(title="Gateway decisions (from the audit log)", title_justify="left")
+    table.add_column("decision")
+    table.add_column("calls", justify="right")
+    table.add_column("top reasons")
+    reasons = "\n".join(f"{rule}: {count}" for rule, count in d.top_denials)
+    table.add_row("allowed", str(d.allowed), "")
+    table.add_row("denied", str(d.denied), reasons)
+    table.add_row("needed approval", str(d.needed_approval), "high-value-refund")
+    table.add_row("approved by a supervisor", str(d.approved), "via gateway.approvals.approve")
+    return table
+
+
+def _memory(report: DemoReport) -> Table:
+    m = report.memory
+    table = Table(title="Memory", title_justify="left")
+    table.add_column("what")
+    table.add_column("value")
+    table.add_row("preference records created", str(m.records_created))
+    table.add_row("conversation events stored", str(m.events))
+    for item in m.carried_over:
+        table.add_row(
+            "carried over",
+            f"{item['customer']}: {item['kind']} = {item['value']} (remembered in {item['remembered_in']})",
+        )
+    return table
+
+
+def _evaluation(report: DemoReport) -> Table:
+    e = report.evaluation
+    table = Table(title=f"Evaluation suite '{e.suite}' over {e.sessions} recorded sessions", title_justify="left")
+    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates", ""):
+        table.add_column(column, justify="right" if column in ("n", "mean", "pass rate") else "left")
+    for line in e.evaluators:
+        name, gates = line.evaluator.removeprefix("Builtin."), ", ".join(line.gates) or "reported"
+        mark = OK if line.passed else BAD
+        table.add_row(name, line.level, str(line.count), f"{line.mean:.3f}", f"{line.pass_rate:.0%}", gates, mark)
+    return table
+
+
+def _costs(report: DemoReport) -> Table | None:
+    c = report.costs
+    if c is None:
+        return None
+    table = Table(
+        title=f"Model work: {c.calls} encoder calls, {c.texts} texts, {c.tokens} tokens, {c.cpu_seconds:.2f} s "
+        f"measured CPU here; ledger charged ${c.ledger_usd:.2g} on {c.fleets[0].profile}. Replayed (simulated):",
+        title_justify="left",
+    )
+    for column in ("fleet", "p50 ms", "p99 ms", "busy core-s", "$ busy", "J busy", "$ fleet held"):
+        table.add_column(column, justify="left" if column == "fleet" else "right")
+    for f in c.fleets:
+        table.add_row(f.profile, f"{f.p50_ms:.2f}", f"{f.p99_ms:.2f}", f"{f.busy_core_seconds:.3g}",
+                      f"{f.busy_usd:.2g}", f"{f.busy_joules:.3g}", f"{f.held_usd:.3g}")  # fmt: skip
+    return table
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ from agentcore.cli.output import console, fail
 from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
-    from agentcore.memory import MemoryStore
+    from agentcore.memory import Event, MemoryRecord, MemoryStore
     from agentcore.memory.search import SearchMode
 
 app = typer.Typer(help="Inspect and maintain per-actor memory: events, long-term records, forget, purge.")
@@ -92,6 +92,7 @@ def search(
 ) -> None:
     """Hybrid (BM25 + vector) search over one actor's events or records."""
     search_mode = cast("SearchMode", mode)
+    rows: list[tuple[float, float | None, str, Event | MemoryRecord]]
     with _store(db) as store, console.status("embedding new events and searching"):
         if records:
             found = store.retrieve(actor, query, namespace_prefix=namespace_prefix, top_k=top_k, mode=search_mode)

@@ -13,6 +13,7 @@ second-guess policy: asked to do something forbidden, it tries, and the gateway 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol
 
@@ -68,8 +69,8 @@ class NeedMore(Exception):
 class ScriptedAgent:
     """A deterministic agent: nearest-tool intent via the encoder, arguments via entity patterns and memory."""
 
-    def __init__(self, accelerator: Accelerator, *, tenant: str) -> None:
-        self.intents = IntentClassifier(accelerator, tool_schemas(), tenant=tenant)
+    def __init__(self, accelerator: Accelerator, *, tenant: str, products: tuple[str, ...] = ()) -> None:
+        self.intents = IntentClassifier(accelerator, tool_schemas(), tenant=tenant, products=products)
         self.pending: dict[str, Plan] = {}
 
     def respond(self, message: str, session: AgentSession) -> str:
@@ -80,6 +81,8 @@ class ScriptedAgent:
             return self._describe(outcome)
         if plan is not None and entities.NO.search(message):
             return "All right, I have not changed anything."
+        if plan is None and (entities.YES.search(message) or entities.NO.search(message)):
+            return "There is nothing waiting for your confirmation. What can I do for you?"
         intent = self.intents.classify(message, user=session.customer)
         try:
             plan = self._plan(intent.tool, message, session)
@@ -92,10 +95,10 @@ class ScriptedAgent:
 
     # ---- planning: arguments for the chosen tool ---------------------------------------------------------------
     def _plan(self, tool: str, message: str, session: AgentSession) -> Plan:
-        builders = {
+        builders: dict[str, Callable[[str, AgentSession], Plan]] = {
             "find_user_id_by_email": self._by_email, "find_user_id_by_name_zip": self._by_name,
             "get_user_details": self._account, "get_order_details": self._order_status,
-            "list_all_product_types": lambda m, s: Plan(tool="list_all_product_types", arguments={}, summary="catalogue"),
+            "list_all_product_types": lambda m, s: Plan(tool=tool, arguments={}, summary="the catalogue"),
             "get_product_details": self._product, "cancel_pending_order": self._cancel,
             "modify_pending_order_address": self._order_address, "modify_user_address": self._user_address,
             "modify_pending_order_payment": self._payment, "return_delivered_order_items": self._return,
@@ -169,14 +172,18 @@ class ScriptedAgent:
         items = _need(_items(message, order), "Which items would you like to change?")
         new_ids = []
         for item in items:
-            product = _need(self._read(session, "get_product_details", {"product_id": item["product_id"]}), _CANNOT_READ)
-            new_ids.append(_need(choose_variant(message, item, product), f"Which {item['name']} option would you like instead?"))
+            product = _need(
+                self._read(session, "get_product_details", {"product_id": item["product_id"]}), _CANNOT_READ
+            )
+            new_ids.append(
+                _need(choose_variant(message, item, product), f"Which {item['name']} option would you like instead?")
+            )
         method = self._payment_method(message, session, order_id)
         args = {"order_id": order_id, "item_ids": [i["item_id"] for i in items], "new_item_ids": new_ids,
                 "payment_method_id": method}  # fmt: skip
         names = ", ".join(i["name"] for i in items)
-        return Plan(tool=tool, arguments=args,
-                    summary=f"swap {names} in order {order_id} for items {', '.join(new_ids)}, difference via {method}")  # fmt: skip
+        summary = f"swap {names} in order {order_id} for items {', '.join(new_ids)}, difference via {method}"
+        return Plan(tool=tool, arguments=args, summary=summary)
 
     def _calculate(self, message: str, session: AgentSession) -> Plan:
         expression = _need(entities.first(entities.ARITHMETIC, message), "What would you like me to calculate?")
@@ -216,7 +223,7 @@ class ScriptedAgent:
         kind = _need(entities.payment_kind(message), "Which payment method should I use?")
         account = self._read(session, "get_user_details", {"user_id": customer})
         methods = [m for m in account["payment_methods"].values() if m["source"] == kind]
-        return str(_need(methods[0]["id"] if methods else None, f"You have no {kind.replace('_', ' ')} on file.")) 
+        return str(_need(methods[0]["id"] if methods else None, f"You have no {kind.replace('_', ' ')} on file."))
 
     # ---- replies and memory -------------------------------------------------------------------------------------
     def _describe(self, outcome: ToolOutcome) -> str:

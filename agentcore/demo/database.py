@@ -172,7 +172,9 @@ class RetailDatabase:
             )  # fmt: skip
 
     @staticmethod
-    def add_payment(db: sqlite3.Connection, order_id: str, position: int, kind: str, amount: float, method: str) -> None:
+    def add_payment(
+        db: sqlite3.Connection, order_id: str, position: int, kind: str, amount: float, method: str
+    ) -> None:
         db.execute(
             "INSERT INTO payments (order_id, position, transaction_type, amount, payment_method_id) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -186,7 +188,9 @@ class RetailDatabase:
             return None
         row = rows[0]
         methods = {m.id: m for m in self.payment_methods(user_id)}
-        orders = [r["order_id"] for r in self.query("SELECT order_id FROM orders WHERE user_id = ? ORDER BY seq", user_id)]
+        orders = [
+            r["order_id"] for r in self.query("SELECT order_id FROM orders WHERE user_id = ? ORDER BY seq", user_id)
+        ]
         return User.model_validate(
             {"name": {"first_name": row["first_name"], "last_name": row["last_name"]},
              "address": json.loads(row["address"]), "email": row["email"], "payment_methods": methods, "orders": orders}
@@ -194,9 +198,7 @@ class RetailDatabase:
 
     def payment_methods(self, user_id: str) -> list[PaymentMethod]:
         rows = self.query("SELECT * FROM payment_methods WHERE user_id = ? ORDER BY seq", user_id)
-        return [
-            PaymentMethod.model_validate({k: row[k] for k in row.keys() if k not in ("seq", "user_id")}) for row in rows
-        ]
+        return [PaymentMethod.model_validate({k: v for k, v in dict(row).items() if k not in ("seq", "user_id")}) for row in rows]
 
     def order(self, order_id: str) -> Order | None:
         rows = self.query("SELECT * FROM orders WHERE order_id = ?", order_id)
@@ -209,7 +211,11 @@ class RetailDatabase:
             for r in self.query("SELECT * FROM order_items WHERE order_id = ? ORDER BY position", order_id)
         ]  # fmt: skip
         payments = [
-            {"transaction_type": r["transaction_type"], "amount": r["amount"], "payment_method_id": r["payment_method_id"]}
+            {
+                "transaction_type": r["transaction_type"],
+                "amount": r["amount"],
+                "payment_method_id": r["payment_method_id"],
+            }
             for r in self.query("SELECT * FROM payments WHERE order_id = ? ORDER BY position", order_id)
         ]
         return Order.model_validate(

@@ -15,14 +15,21 @@ PAYMENT_ID = re.compile(r"\b(?:gift_card|credit_card|paypal)_\d{7}\b")
 ZIP = re.compile(r"\b\d{5}\b")
 NAME = re.compile(r"\b(?:I am|I'm|my name is|this is)\s+([A-Z][a-z]+)\s+([A-Z][a-z]+)")
 ADDRESS = re.compile(
-    r"(?P<address1>\d+ [A-Za-z0-9 .]+?),\s*(?:(?P<address2>(?:Suite|Apt|Unit|Floor) [^,]+),\s*)?"
+    r"(?<![\w#])(?P<address1>\d+ [A-Za-z][A-Za-z0-9 .]*?),\s*(?:(?P<address2>(?:Suite|Apt|Unit|Floor) [^,]+),\s*)?"
     r"(?P<city>[A-Za-z .]+?),\s*(?P<state>[A-Z]{2})\s+(?P<zip>\d{5})(?:,\s*(?P<country>[A-Za-z ]+?))?(?=[.!?]?(?:\s|$))"
 )
 ARITHMETIC = re.compile(r"[\d.]+(?:\s*[-+*/]\s*\(?\s*[\d.]+\s*\)?)+")
 YES = re.compile(r"^\s*(?:yes|yep|yeah|sure|confirm(?:ed)?|go ahead|please do|ok(?:ay)?)\b", re.IGNORECASE)
 NO = re.compile(r"^\s*(?:no|nope|cancel that|don't|do not|stop)\b", re.IGNORECASE)
-CANCEL_REASONS = {"ordered by mistake": ("by mistake", "mistake", "accident"), "no longer needed": ("no longer", "don't need", "do not need", "not needed")}  # fmt: skip
-PAYMENT_WORDS = {"gift_card": ("gift card", "giftcard"), "credit_card": ("credit card", "card ending", "visa", "mastercard"), "paypal": ("paypal",)}  # fmt: skip
+CANCEL_REASONS = {
+    "ordered by mistake": ("by mistake", "mistake", "accident"),
+    "no longer needed": ("no longer", "don't need", "do not need", "not needed"),
+}
+PAYMENT_WORDS = {
+    "gift_card": ("gift card", "giftcard"),
+    "credit_card": ("credit card", "card ending", "visa", "mastercard"),
+    "paypal": ("paypal",),
+}
 ORIGINAL_PAYMENT = ("original payment", "same card", "same payment", "how i paid", "original method")
 REMEMBERED = ("usual", "as last time", "like last time", "same as before", "as before", "my default")
 
@@ -30,10 +37,12 @@ REMEMBERED = ("usual", "as last time", "like last time", "same as before", "as b
 _MASKS = ((EMAIL, "email address"), (ORDER_ID, "order"), (PAYMENT_ID, "payment method"), (USER_ID, "user"))
 
 
-def mask(text: str) -> str:
-    """The text with ids and emails replaced by what they are: intent lies in the words, not in the digits."""
+def mask(text: str, products: tuple[str, ...] = ()) -> str:
+    """The text with ids, emails and product names replaced by what they are: intent lies in the other words."""
     for pattern, word in _MASKS:
         text = pattern.sub(word, text)
+    for name in products:
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "item", text, flags=re.IGNORECASE)
     return text
 
 

@@ -31,11 +31,24 @@ def _examples() -> dict[str, list[str]]:
 
 
 class IntentClassifier:
-    """Nearest-tool intent over the tool schemas' descriptions plus a few example requests per tool."""
+    """Nearest-tool intent over the tool schemas' descriptions plus a few example requests per tool.
 
-    def __init__(self, accelerator: Accelerator, schemas: list[dict[str, Any]], *, tenant: str, skip: tuple[str, ...] = ("think",)) -> None:
+    ``products`` are the store's product names: masked like ids, so "exchange the Jigsaw Puzzle" reads as
+    "exchange the item" and the product does not pull the intent towards whatever mentions puzzles.
+    """
+
+    def __init__(
+        self,
+        accelerator: Accelerator,
+        schemas: list[dict[str, Any]],
+        *,
+        tenant: str,
+        products: tuple[str, ...] = (),
+        skip: tuple[str, ...] = ("think",),
+    ) -> None:
         self.accelerator = accelerator
         self.tenant = tenant
+        self.products = products
         examples = _examples()
         self.labels: list[str] = []
         texts: list[str] = []
@@ -50,7 +63,9 @@ class IntentClassifier:
         self.vectors = accelerator.embed(texts, tenant=tenant, agent="scripted-agent").vectors
 
     def classify(self, message: str, *, user: str | None = None) -> Intent:
-        query = self.accelerator.embed([mask(message)], tenant=self.tenant, agent="scripted-agent", user=user).vectors[0]
+        query = self.accelerator.embed(
+            [mask(message, self.products)], tenant=self.tenant, agent="scripted-agent", user=user
+        ).vectors[0]
         similarity = self.vectors @ query
         best: dict[str, float] = {}
         for label, score in zip(self.labels, similarity, strict=True):

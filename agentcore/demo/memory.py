@@ -22,6 +22,7 @@ class CustomerMemory:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self.created = 0
+        self.recalled: list[dict[str, Any]] = []
 
     def remember(self, customer: str, kind: str, value: Any, text: str, session_id: str) -> bool:
         """Keep ``value`` as the customer's current ``kind`` preference; False when it already was."""
@@ -40,7 +41,12 @@ class CustomerMemory:
     def recall(self, customer: str, kind: str, query: str) -> Any:
         """The customer's current ``kind`` preference most relevant to ``query``, or None if there is none."""
         hits = self.store.retrieve(customer, query, namespace=preferences(customer), top_k=1, filters={"kind": kind})
-        return hits[0].record.metadata.get("value") if hits else None
+        if not hits:
+            return None
+        metadata = hits[0].record.metadata
+        self.recalled.append({"customer": customer, "kind": kind, "value": metadata.get("value"),
+                              "remembered_in": metadata.get("session")})  # fmt: skip
+        return metadata.get("value")
 
     def log(self, customer: str, session_id: str, role: str, text: str) -> None:
         self.store.add_event(customer, session_id, role, text)

@@ -13,9 +13,19 @@ from pydantic import BaseModel, ConfigDict
 from agentcore.demo.agent import Agent, result_text
 from agentcore.demo.governance import APPROVER
 from agentcore.demo.memory import CustomerMemory
-from agentcore.demo.scenarios import Script
+from agentcore.demo.scenarios import ExpectedTool, Script
 from agentcore.demo.session import AgentSession, ToolOutcome
-from agentcore.evaluations.trace import ExpectedCall, Session, SessionReference, ToolCall, ToolSpec, Trace, TraceReference
+from agentcore.evaluations.trace import (
+    ExpectedCall,
+    ModelCall,
+    Retrieval,
+    Session,
+    SessionReference,
+    ToolCall,
+    ToolSpec,
+    Trace,
+    TraceReference,
+)
 from agentcore.gateway import Gateway
 
 log = logging.getLogger(__name__)
@@ -33,12 +43,12 @@ class PlayedSession(BaseModel):
     off_script: list[str]
 
 
-def play(
-    script: Script, agent: Agent, gateway: Gateway, memory: CustomerMemory, *, tenant: str
-) -> PlayedSession:
+def play(script: Script, agent: Agent, gateway: Gateway, memory: CustomerMemory, *, tenant: str) -> PlayedSession:
     """Play one script turn by turn; approvals are granted by the demo's supervisor."""
     session = AgentSession(script.session_id, gateway, memory, tenant=tenant)
-    tools = [ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"]) for t in session.tool_schemas]
+    tools = [
+        ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"]) for t in session.tool_schemas
+    ]
     traces, call_number = [], 0
     for number, turn in enumerate(script.turns, start=1):
         start = len(session.outcomes)
@@ -47,12 +57,11 @@ def play(
             if outcome.status == "needs_approval":
                 granted = session.approve(outcome, APPROVER, note=f"demo supervisor: {script.title}")
                 reply += " " + _approval_text(granted)
-        spans = []
+        spans: list[ToolCall | Retrieval | ModelCall] = []
         for outcome in session.outcomes[start:]:
             call_number += 1
             spans.append(_span(f"{script.session_id}/call-{call_number}", outcome))
-        expected = [ExpectedCall(name=t.name, arguments={k: [v] for k, v in t.arguments.items()}) for t in turn.tools]
-        reference = TraceReference(expected_tool_calls=expected)
+        reference = TraceReference(expected_tool_calls=[_expected_call(call) for call in turn.tools])
         traces.append(Trace(id=f"{script.session_id}/turn-{number}", input=turn.say, output=reply, spans=spans,
                             reference=reference))  # fmt: skip
     if session.customer is not None:
@@ -81,12 +90,19 @@ def _span(span_id: str, outcome: ToolOutcome) -> ToolCall:
 
 def _reference(script: Script) -> SessionReference:
     """Ground truth: the scripted calls meant to succeed are the goals; the scripted tools are the trajectory."""
-    goals = [e for e in script.expect if e.status in ("ok", "approved")]
-    actions = [
-        ExpectedCall(name=e.tool, arguments={"payment_method_id": [e.payment_method_id]} if e.payment_method_id else {})
-        for e in goals
-    ]
+    expected = [call for turn in script.turns for call in turn.tools]
+    actions, position = [], 0
+    for goal in (e for e in script.expect if e.status in ("ok", "approved")):
+        found = next((i for i in range(position, len(expected)) if expected[i].name == goal.tool), None)
+        if found is None:
+            raise ValueError(f"scenario {script.template}: no turn expects the call to {goal.tool} its script expects")
+        actions.append(_expected_call(expected[found]))
+        position = found + 1
     return SessionReference(expected_actions=actions, expected_trajectory=[e.tool for e in script.expect])
+
+
+def _expected_call(call: ExpectedTool) -> ExpectedCall:
+    return ExpectedCall(name=call.name, arguments={name: [value] for name, value in call.arguments.items()})
 
 
 def _approval_text(outcome: ToolOutcome) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 from importlib import resources
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from agentcore.demo.agent import choose_variant
@@ -21,8 +22,11 @@ from agentcore.demo.session import Status, ToolOutcome
 
 SMALL = 1000.0  # orders at most this large need no approval to refund
 #: (street, second line, city, state, zip) of the addresses customers move to
-NEW_ADDRESSES = (("Lakeview Drive", "Suite 12", "Seattle", "WA", "98101"), ("Maple Avenue", "", "Boston", "MA", "02110"),
-                 ("Cedar Street", "Apt 4", "Austin", "TX", "78701"))  # fmt: skip
+NEW_ADDRESSES = (
+    ("Lakeview Drive", "Suite 12", "Seattle", "WA", "98101"),
+    ("Maple Avenue", "Floor 3", "Boston", "MA", "02110"),
+    ("Cedar Street", "Apt 4", "Austin", "TX", "78701"),
+)
 
 
 class Expectation(BaseModel):
@@ -145,7 +149,8 @@ class Picker:
                 self.used.add(user_id)
                 return self._script(template, index, user_id, found)
         raise ScenarioError(
-            f"no customer left for scenario {template.id!r} ({template.needs}); generate a bigger store or fewer sessions"
+            f"no customer left for scenario {template.id!r} ({template.needs}): "
+            "generate a bigger store or play fewer sessions"
         )
 
     def _script(self, template: Template, index: int, user_id: str, found: dict[str, str]) -> Script:
@@ -156,7 +161,9 @@ class Picker:
             title=template.title,
             customer=user_id,
             turns=[turn.filled(facts) for turn in template.turns],
-            expect=[e.model_copy(update={"payment_method_id": _fill(e.payment_method_id, facts)}) for e in template.expect],
+            expect=[
+                e.model_copy(update={"payment_method_id": _fill(e.payment_method_id, facts)}) for e in template.expect
+            ],
             facts=facts,
         )
 
@@ -218,7 +225,12 @@ class Picker:
             for value in values:
                 if value in item.options.values():
                     continue
-                facts = {**_identity(user_id, user, 0), "order_id": order.order_id, "item": item.name, "new_value": value}
+                facts = {
+                    **_identity(user_id, user, 0),
+                    "order_id": order.order_id,
+                    "item": item.name,
+                    "new_value": value,
+                }
                 message = template.turns[1].say.format(**facts)
                 chosen = choose_variant(message, item.model_dump(), product.model_dump())
                 if chosen is None or _mentioned_items(message, order) != [item.name]:
@@ -302,4 +314,3 @@ def _fill_value(value: Any, facts: dict[str, str]) -> Any:
 
 def _mentioned_items(message: str, order: Order) -> list[str]:
     return mentioned_names(message, sorted({item.name for item in order.items}))
-

@@ -81,9 +81,9 @@ class AgentSession:
             rules = [str(getattr(r, "rule_id", "rate-limit")) for r in exc.reasons]
             outcome = ToolOutcome(tool=tool, arguments=arguments, status="denied", message=str(exc), rules=rules)
         except ApprovalRequired as exc:
-            outcome = ToolOutcome(
-                tool=tool, arguments=arguments, status="needs_approval", message=str(exc), approval_id=exc.approval_id
-            )
+            rules = self.gateway.approvals.get(exc.approval_id).rules
+            outcome = ToolOutcome(tool=tool, arguments=arguments, status="needs_approval", message=str(exc),
+                                  rules=list(rules), approval_id=exc.approval_id)  # fmt: skip
         except ToolExecutionError as exc:
             outcome = ToolOutcome(tool=tool, arguments=arguments, status="error", message=_cause(exc))
         except (ToolArgumentError, UnknownToolError) as exc:

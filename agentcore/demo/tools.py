@@ -150,7 +150,9 @@ class RetailTools:
         return self.get_order_details(order_id)
 
     # ---- delivered orders -----------------------------------------------------------------------------------
-    def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> dict[str, Any]:
+    def return_delivered_order_items(
+        self, order_id: str, item_ids: list[str], payment_method_id: str
+    ) -> dict[str, Any]:
         order = self._order(order_id, "delivered")
         original = order.payment_history[0].payment_method_id if order.payment_history else None
         if payment_method_id != original and not payment_method_id.startswith("gift_card"):
@@ -182,7 +184,9 @@ class RetailTools:
             raise RetailError(f"user not found: {user_id!r}")
         address = Address(address1=address1, address2=address2, city=city, state=state, country=country, zip=zip)
         with self.db.transaction() as db:
-            db.execute("UPDATE users SET address = ?, zip = ? WHERE user_id = ?", (address.model_dump_json(), zip, user_id))
+            db.execute(
+                "UPDATE users SET address = ?, zip = ? WHERE user_id = ?", (address.model_dump_json(), zip, user_id)
+            )
         return self.get_user_details(user_id)
 
     # ---- shared checks --------------------------------------------------------------------------------------

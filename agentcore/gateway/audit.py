@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -34,8 +34,8 @@ class AuditRow(SQLModel, table=True):
 
     seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
     ts: float
-    kind: str = Field(index=True)
-    call_id: str = Field(index=True)
+    kind: str
+    call_id: str
     tool: str
     principal: str
     agent: str | None = None
@@ -89,12 +89,13 @@ class VerifyResult(BaseModel):
 
 
 def record_hash(values: dict[str, Any]) -> str:
-    payload = canonical.dumps({k: values[k] for k in _COLUMNS})
+    """SHA-256 of the record's columns (fixed order, ``detail`` already canonical JSON) and the previous hash."""
+    payload = json.dumps([values[k] for k in _COLUMNS], separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def new_call_id() -> str:
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 class AuditLog:
@@ -110,9 +111,13 @@ class AuditLog:
         self._head_new = db.sql("INSERT INTO gateway_audit_head (id, seq, hash) VALUES (1, ?, ?)")
         self._head_set = db.sql("UPDATE gateway_audit_head SET seq = ?, hash = ? WHERE id = 1")
 
-    def append(self, event: AuditEvent) -> int:
-        """Append and commit one record; return its sequence number."""
-        values = event.model_dump()
+    def append(self, event: AuditEvent, also: Callable[[Any], None] | None = None) -> int:
+        """Append and commit one record; return its sequence number.
+
+        ``also(cursor)`` runs in the same transaction, so related state (the call history) commits atomically
+        with the record and costs no extra commit.
+        """
+        values = dict(event.__dict__)  # the event is already validated; a plain copy is cheaper than model_dump
         values["detail"] = canonical.dumps(values["detail"])
         values["ts"] = time.time()
         with self.db.write("gateway_audit") as cur:
@@ -124,6 +129,8 @@ class AuditLog:
             digest = record_hash(values)
             cur.execute(self._insert, (*(values[c] for c in _COLUMNS), digest))
             cur.execute(self._head_set if head else self._head_new, (values["seq"], digest))
+            if also is not None:
+                also(cur)
         return int(values["seq"])
 
     def rows(self, since: int = 0) -> Iterator[dict[str, Any]]:

@@ -18,6 +18,17 @@ Detector = Callable[[str], float]
 SpendSource = Callable[[Scope, str, datetime, datetime], float]
 
 
+def ledger_spend(ledger: Any) -> SpendSource:
+    """Budget rules read an :class:`agentcore.accel.ledger.Ledger`: USD of a user/agent/tenant in ``[since, now]``."""
+
+    def spend(scope: Scope, key: str, since: datetime, now: datetime) -> float:
+        if scope is Scope.SESSION:
+            raise LookupError("the accelerator ledger keeps spend per user, agent and tenant, not per session")
+        return float(ledger.spend(**{scope.value: key}, window=now - since, now=now).usd)
+
+    return spend
+
+
 class GatewayContext:
     """A thread-safe :class:`~agentcore.policies.context.DecisionContext` over a :class:`StateStore`."""
 

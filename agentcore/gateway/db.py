@@ -4,6 +4,8 @@ Audit appends and rate-limit reservations must be serialised across processes an
 so they run as short explicit write transactions on one raw connection: ``BEGIN IMMEDIATE`` on SQLite, a
 transaction-scoped advisory lock on PostgreSQL. Durability is a setting: ``"process"`` (default) survives a
 crash of the process (SQLite WAL, synchronous=NORMAL); ``"power"`` fsyncs every commit (synchronous=FULL).
+WAL checkpoints (which fsync) run on a background thread instead of inside a caller's commit, so they do not
+show up as multi-millisecond tail latencies on the call path.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class Database:
 
         self._lock = threading.RLock()
         self._raw: Any = None
+        self._checkpointer: _Checkpointer | None = None
 
     def create(self, tables: Sequence[Any]) -> None:
         """Create our tables if missing (never drops anything).
@@ -93,6 +96,10 @@ class Database:
             conn: Any = raw.driver_connection
             if self.backend == "sqlite":
                 conn.isolation_level = None  # we issue BEGIN IMMEDIATE ourselves
+                database = make_url(self.url).database
+                if database not in (None, "", ":memory:"):
+                    conn.execute("PRAGMA wal_autocheckpoint=0")
+                    self._checkpointer = _Checkpointer(self.engine)
             self._raw = raw
         return self._raw.driver_connection
 
@@ -137,10 +144,37 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
+            if self._checkpointer is not None:
+                self._checkpointer.stop()
+                self._checkpointer = None
             if self._raw is not None:
                 self._raw.close()
                 self._raw = None
             self.engine.dispose()
+
+
+class _Checkpointer:
+    """Copies the SQLite WAL into the database every ``interval_s`` on its own connection (PASSIVE: never blocks
+    writers). Other processes sharing the file keep SQLite's automatic checkpoints, so the WAL stays bounded."""
+
+    def __init__(self, engine: Engine, interval_s: float = 0.25) -> None:
+        self._engine = engine
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="agentcore-wal-checkpoint", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        raw = self._engine.raw_connection()
+        try:
+            while not self._stop.wait(self._interval_s):
+                raw.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # type: ignore[union-attr]
+        finally:
+            raw.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def _lock_id(key: str) -> int:

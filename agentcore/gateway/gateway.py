@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentcore.gateway.approvals import Approval, ApprovalStore
 from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
 from agentcore.gateway.canonical import ArgumentLimits
-from agentcore.gateway.context import GatewayContext
+from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.errors import (
     ApprovalError,
@@ -29,16 +30,20 @@ from agentcore.gateway.errors import (
     ToolExecutionError,
     UnknownToolError,
 )
+from agentcore.gateway.history import reads_history
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal
 from agentcore.gateway.listing import could_allow
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
-from agentcore.gateway.state import CallRecord, open_store
+from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request, RequestContext
+
+if TYPE_CHECKING:
+    from agentcore.accel.ledger import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +71,7 @@ class Gateway:
     ``policies``: a .policy file, a folder, a list of them, or a built engine; ``None`` or an empty folder denies
     everything. ``database``: SQLAlchemy URL or SQLite path (default ``.agentcore/agentcore.db``). ``state``:
     where stateful rules keep counts (default the database; ``redis://...`` for several processes).
+    ``ledger``: the accel cost ledger that budget rules (``accelerator spend of user today``) read.
     """
 
     def __init__(
@@ -82,6 +88,7 @@ class Gateway:
         limits: ArgumentLimits | None = None,
         reload: bool = True,
         name: str = "gateway",
+        ledger: Ledger | None = None,
     ) -> None:
         if mode not in ("enforce", "monitor"):
             raise ValueError(f"mode must be 'enforce' or 'monitor', not {mode!r}")
@@ -99,6 +106,8 @@ class Gateway:
         self.audit = AuditLog(self.db)
         self.store = open_store(state, self.db)
         self.context = GatewayContext(self.store)
+        if ledger is not None:
+            self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
         self.approvals = Approvals(self)
         self._publish(self.policy.status)
@@ -346,8 +355,9 @@ class Gateway:
             if not isinstance(error, Exception):
                 raise error
             raise ToolExecutionError(plan.tool.name, message) from error
-        self.store.record(
-            CallRecord(
+        also = None
+        if reads_history(self.policy.current()):  # else nothing in the bundle reads call history
+            call = CallRecord(
                 call_id=plan.call_id,
                 ts=request.context.time.timestamp(),
                 tool=plan.tool.name,
@@ -357,11 +367,14 @@ class Gateway:
                 tenant=request.context.tenant,
                 args=request.args,
             )
-        )
+            if isinstance(self.store, SqlStateStore) and self.store.db is self.db:
+                also = functools.partial(self.store.insert, call=call)  # one commit for history + audit
+            else:
+                self.store.record(call)
         if plan.redaction:
             result, counts = plan.redaction.apply(result)
             detail["redacted"] = counts
-        self._record(event, None, "ok", detail, kind="execution")
+        self._record(event, None, "ok", detail, kind="execution", also=also)
         if plan.approval_id:
             self.approvals.store.finish(plan.approval_id, ok=True, result=result)
         return result
@@ -375,9 +388,10 @@ class Gateway:
         *,
         kind: str = "decision",
         mode: str | None = None,
+        also: Callable[[Any], None] | None = None,
     ) -> None:
-        self.audit.append(AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail,
-                                     **event))  # fmt: skip
+        record = AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
+        self.audit.append(record, also=also)
 
     def close(self) -> None:
         self.store.close()

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
 from agentcore.gateway import canonical
@@ -63,15 +64,18 @@ class StateStore(abc.ABC):
 
 
 class CallRow(SQLModel, table=True):
+    """One executed call; one (scope column, ts) index per scope serves every window query."""
+
     __tablename__ = "gateway_calls"
+    __table_args__ = tuple(Index(f"ix_gateway_calls_{s}_ts", s, "ts") for s in ("user", "agent", "session", "tenant"))
 
     call_id: str = Field(primary_key=True)
-    ts: float = Field(index=True)
+    ts: float
     tool: str
-    user: str = Field(index=True)
-    agent: str | None = Field(default=None, index=True)
-    session: str | None = Field(default=None, index=True)
-    tenant: str | None = Field(default=None, index=True)
+    user: str
+    agent: str | None = None
+    session: str | None = None
+    tenant: str | None = None
     args: str
 
 
@@ -106,9 +110,13 @@ class SqlStateStore(StateStore):
         self._release = q("DELETE FROM gateway_reservations WHERE bucket = ? AND call_id = ?")
 
     def record(self, call: CallRecord) -> None:
-        row = (call.call_id, call.ts, call.tool, call.user, call.agent, call.session, call.tenant)
         with self.db.write("gateway_calls") as cur:
-            cur.execute(self._insert, (*row, canonical.dumps(call.args)))
+            self.insert(cur, call)
+
+    def insert(self, cur: Any, call: CallRecord) -> None:
+        """Insert within the caller's open transaction (the gateway piggybacks it on the audit commit)."""
+        row = (call.call_id, call.ts, call.tool, call.user, call.agent, call.session, call.tenant)
+        cur.execute(self._insert, (*row, canonical.dumps(call.args)))
 
     def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
         with self.db.read() as cur:

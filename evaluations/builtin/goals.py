@@ -90,13 +90,14 @@ class _Trajectory(Evaluator):
     level = Level.SESSION
     scale = YES_NO
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        judgements = []
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+        """Sessions without ``reference.expected_trajectory`` are skipped (no result), as in AgentCore."""
+        judgements: list[Judgement | None] = []
         for target in targets:
             reference = target.session.reference
             actual = [call.name for call in target.session.tool_calls]
             if reference is None or reference.expected_trajectory is None:
-                judgements.append(Judgement(0.0, "no expected trajectory given (reference.expected_trajectory)"))
+                judgements.append(None)
                 continue
             expected = reference.expected_trajectory
             ok = self.matches(expected, actual)

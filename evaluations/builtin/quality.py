@@ -50,18 +50,17 @@ class Faithfulness(Evaluator):
         trace = target.turn
         return features.grounding_texts(trace.output, trace.input, trace.documents) if trace.documents else []
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+        """Turns without any context are skipped: there is nothing to be faithful to."""
         grounded = [target for target in targets if target.turn.documents]
         rows = [features.grounding_features(t.turn.output, t.turn.input, t.turn.documents, models) for t in grounded]
         scores = iter(
             models.head("faithfulness", features.as_matrix(rows, len(features.GROUNDING_FEATURES)), owner=self.id)
         )
-        judgements = []
+        judgements: list[Judgement | None] = []
         for target in targets:
             if not target.turn.documents:
-                judgements.append(
-                    Judgement(0.5, "no context (documents, retrievals, tool results) to check the response against")
-                )
+                judgements.append(None)
                 continue
             score = float(next(scores))
             judgements.append(

@@ -104,7 +104,10 @@ class ToolParameterAccuracy(Evaluator):
         problems = schema_problems(call, tool) if tool is not None else []
         if problems:
             return Judgement(0.0, "; ".join(problems))
-        known = content_words(" ".join([target.turn.input, *target.turn.documents]))
+        earlier = target.history[:-1]
+        said = [text for turn in earlier for text in (turn.input, turn.output, *turn.documents)]
+        said += [target.turn.input, target.turn.system or "", *target.turn.context]
+        known = content_words(" ".join(said))
         values = _leaves(call.arguments)
         grounded = [coverage(content_words(value), known) for value in values]
         score = float(np.mean(grounded)) if grounded else 1.0

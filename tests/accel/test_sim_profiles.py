@@ -107,6 +107,8 @@ def test_uncited_figures_and_bad_overrides_are_rejected(tmp_path: Path) -> None:
     bad.write_text('[systems.x]\nchip = "trn2"\nchips = { value = 4 }\n')
     with pytest.raises(ProfileError, match="exactly one of `source`"):
         load_catalog([bad])
+    with pytest.raises(ProfileError, match="must be positive"):
+        load_catalog(overrides={"trn2.neuron_cores": 0})
     with pytest.raises(ProfileError, match=r"CHIP\.FIELD"):
         load_catalog(overrides={"trn3.price": 1.0})
     with pytest.raises(ProfileError, match="fp4"):

@@ -10,7 +10,7 @@ from agentcore.accel.errors import PlacementError, WorkloadError
 from agentcore.accel.sim.models import resolve_model
 from agentcore.accel.sim.profiles import DeviceProfile, Figure, load_catalog
 from agentcore.accel.sim.report import summarise
-from agentcore.accel.sim.scheduler import run, served_latencies
+from agentcore.accel.sim.scheduler import StreamState, run, served_latencies
 from agentcore.accel.sim.service import ServiceCache
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import (
@@ -113,22 +113,13 @@ def test_equal_priorities_share_batches_by_tenant_weight() -> None:
     )  # fmt: skip
     gold, bronze = run(workload, service).models[0].streams
     first_batch_end = min(gold.served_end)
-    assert (
-        sum(
-            h - lo
-            for lo, h, end in zip(gold.served_lo, gold.served_hi, gold.served_end, strict=True)
-            if end == first_batch_end
-        )
-        == 30
-    )
-    assert (
-        sum(
-            h - lo
-            for lo, h, end in zip(bronze.served_lo, bronze.served_hi, bronze.served_end, strict=True)
-            if end == first_batch_end
-        )
-        == 10
-    )
+    assert (_served_in(gold, first_batch_end), _served_in(bronze, first_batch_end)) == (30, 10)
+
+
+def _served_in(stream: StreamState, batch_end: float) -> int:
+    """How many of the stream's requests rode in the batch that ended at ``batch_end``."""
+    ranges = zip(stream.served_lo, stream.served_hi, stream.served_end, strict=True)
+    return sum(hi - lo for lo, hi, end in ranges if end == batch_end)
 
 
 def test_models_share_cores_by_hbm_bin_packing() -> None:

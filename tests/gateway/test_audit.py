@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcore.cli import app
+from agentcore.errors import ConfigError
 from agentcore.gateway.audit import AuditEvent, AuditLog
 from agentcore.gateway.db import Database
 
@@ -131,3 +132,16 @@ def test_records_survive_kill_9(tmp_path: Path) -> None:
     result = AuditLog(Database(str(db))).verify()
     assert result.ok, result
     assert result.records >= acknowledged  # every acknowledged record is on disk, chain intact
+
+
+@pytest.mark.parametrize(("durability", "synchronous"), [("process", 1), ("power", 2)])
+def test_durability_setting_controls_fsync(tmp_path: Path, durability: str, synchronous: int) -> None:
+    db = Database(str(tmp_path / "d.db"), durability=durability)  # type: ignore[arg-type]
+    with db.read() as cur:
+        cur.execute("PRAGMA synchronous")
+        assert cur.fetchone()[0] == synchronous  # NORMAL survives kill -9; FULL fsyncs every commit
+        cur.execute("PRAGMA journal_mode")
+        assert cur.fetchone()[0] == "wal"
+    db.close()
+    with pytest.raises(ConfigError, match="durability"):
+        Database(str(tmp_path / "d.db"), durability="sometimes")  # type: ignore[arg-type]

@@ -222,3 +222,28 @@ def test_needs_approval_raises_by_default(make_gateway: Factory) -> None:
         gw.call("refunds.issue", {"order_id": "o1", "amount": 800}, principal=SUPPORT)
     assert info.value.approver_role == "manager" and info.value.approval_id.startswith("apr_")
     assert runs == {}
+
+
+def test_budget_rules_read_the_accel_ledger(tmp_path: Path) -> None:
+    from agentcore.accel.ledger import Ledger
+    from agentcore.accel.runtime import Receipt
+
+    database = str(tmp_path / "shared.db")
+    ledger = Ledger(database)
+    receipt = Receipt(model="minilm", variant="fp32", tenant="acme", user="alice", items=1, batches=1,
+                      cpu_seconds=0.01, usd=6.0)  # fmt: skip
+    ledger.record(receipt)
+    (tmp_path / "budget.policy").write_text(
+        'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 5.00 USD.\n'
+    )
+    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=ledger)
+    gw.tool(_echo, name="t.echo")
+    with pytest.raises(ToolDenied, match="spend"):
+        gw.call("t.echo", {"text": "hi"}, principal="alice")
+    assert gw.call("t.echo", {"text": "hi"}, principal="bob") == "hi"
+    without = Gateway(tmp_path / "budget.policy", database=database)  # no ledger: budget rules fail closed
+    without.tool(_echo, name="t.echo")
+    with pytest.raises(ToolDenied, match="ledger"):
+        without.call("t.echo", {"text": "hi"}, principal="bob")
+    gw.close()
+    without.close()

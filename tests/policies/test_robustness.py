@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 
 from agentcore import Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
 from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext
+from agentcore.policies.cedar import export
+from agentcore.policies.checker import check
+from agentcore.policies.formatter import format_file
 
 FEATURES = (Path(__file__).parent / "data" / "features.policy").read_text()
 ENGINE = PolicyEngine.from_text(FEATURES, "features.policy")
@@ -52,10 +55,15 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 
 def compiles_or_policy_error(text: str) -> None:
+    """Loading raises only policy errors; whatever loads can also be checked, formatted and exported."""
     try:
-        PolicyEngine.from_text(text)
+        engine = PolicyEngine.from_text(text)
     except (PolicySyntaxError, PolicyCheckError) as error:
         assert error.problems and str(error)
+        return
+    check(engine.files)
+    export(engine.files)
+    format_file(engine.files[0])
 
 
 @SETTINGS
@@ -77,7 +85,7 @@ def test_mutated_valid_policy(data: st.DataObject) -> None:
     for _ in range(data.draw(st.integers(1, 4))):
         at = data.draw(st.integers(0, len(text)))
         edit = data.draw(st.sampled_from(["insert", "delete", "replace"]))
-        piece = data.draw(st.sampled_from([*WORDS, "é", "\n", '"', "\\", "*", "99999999999999999999"]))
+        piece = data.draw(st.sampled_from([*WORDS, "é", "\n", '"', "\\", "*", "9" * 5000, "0.5", "-", "not", "or"]))
         if edit == "insert":
             text = text[:at] + piece + text[at:]
         elif edit == "delete":

@@ -43,6 +43,7 @@ class McpProxy:
             _load_registrar(spec)(self.gateway)
         self.upstreams = Upstreams(self.gateway, config.targets)
         self.verifier = JwtVerifier(config.auth) if config.auth else None
+        self._names_cache: tuple[int, dict[str, str]] = (-1, {})
         self.server: Server[Any] = Server(
             config.name, version="1", on_list_tools=self._list_tools, on_call_tool=self._call_tool
         )
@@ -61,10 +62,13 @@ class McpProxy:
         return principal, AgentInfo(id=identity.agent), identity.tenant
 
     def _names(self) -> dict[str, str]:
-        """Exposed name -> gateway tool name."""
-        pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in self.gateway.registry]
-        exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
-        return {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
+        """Exposed name -> gateway tool name (recomputed only when tools were added)."""
+        if self._names_cache[0] != len(self.gateway.registry):
+            pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in self.gateway.registry]
+            exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
+            names = {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
+            self._names_cache = (len(self.gateway.registry), names)
+        return self._names_cache[1]
 
     # ---- handlers -------------------------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

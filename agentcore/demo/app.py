@@ -1,0 +1,211 @@
+"""``run_demo``: generate the store, play the conversations, evaluate them, cost them, write the report folder.
+
+Everything runs for real on this machine: SQLite for the store, the gateway, memory and the ledger (one
+``agentcore.db`` as in production), the ONNX encoder through accel for intents, memory and evaluators. Only
+Trainium is simulated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agentcore.accel.ledger import Ledger
+from agentcore.accel.runtime import Accelerator
+from agentcore.demo import costs
+from agentcore.demo.agent import ScriptedAgent
+from agentcore.demo.database import RetailDatabase
+from agentcore.demo.evaluation import EvaluationSummary, evaluate_traces
+from agentcore.demo.generator import StoreSize, generate_store
+from agentcore.demo.governance import build_gateway
+from agentcore.demo.memory import CustomerMemory
+from agentcore.demo.runner import PlayedSession, play
+from agentcore.demo.scenarios import scripts
+from agentcore.demo.transcripts import transcript
+from agentcore.memory import MemoryStore
+
+log = logging.getLogger(__name__)
+
+#: files a demo run owns in its report folder; a re-run replaces exactly these
+OWNED = ("retail.db", "agentcore.db", "agentcore.db-wal", "agentcore.db-shm", "retail.db-wal", "retail.db-shm")
+Progress = Callable[[str, int, int], None]
+
+
+class DemoSettings(BaseModel):
+    """What to run: how many conversations, where the report goes, which store seed and tenant."""
+
+    sessions: int = Field(default=16, ge=1, le=500)
+    out: Path = Path(".agentcore/demo")
+    seed: int = 7
+    tenant: str = "retail-demo"
+
+
+class SessionSummary(BaseModel):
+    session_id: str
+    title: str
+    customer: str | None
+    calls: int
+    as_scripted: bool
+    off_script: list[str]
+
+
+class Decisions(BaseModel):
+    """What the gateway decided, from its audit log."""
+
+    allowed: int
+    denied: int
+    needed_approval: int
+    approved: int
+    top_denials: list[tuple[str, int]]
+
+
+class MemorySummary(BaseModel):
+    records_created: int
+    events: int
+    carried_over: list[dict[str, Any]]
+
+
+class DemoReport(BaseModel):
+    """Everything the summary tables show, also written as ``summary.json``."""
+
+    settings: DemoSettings
+    store: dict[str, int]
+    sessions: list[SessionSummary]
+    decisions: Decisions
+    memory: MemorySummary
+    evaluation: EvaluationSummary
+    audit: dict[str, Any]
+    costs: costs.CostSummary | None
+    costs_error: str | None = None
+    seconds: float
+    files: list[str]
+
+    @property
+    def passed(self) -> bool:
+        """The run is a success when every conversation went as scripted, evaluations passed, the chain verifies."""
+        return all(s.as_scripted for s in self.sessions) and self.evaluation.passed and bool(self.audit.get("ok"))
+
+
+def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoReport:
+    started = time.perf_counter()
+    out = _prepare(settings.out)
+    report = _step(progress, "generating the store", 0, settings.sessions)
+    db = RetailDatabase(out / "retail.db")
+    db.load(generate_store(settings.seed, StoreSize(users=max(300, 10 * settings.sessions))))
+    database = f"sqlite:///{out / 'agentcore.db'}"
+    accelerator = Accelerator(device=costs.PROFILES[0], ledger=Ledger(database))
+    gateway = build_gateway(db, database=str(out / "agentcore.db"))
+    memory = CustomerMemory(MemoryStore(database, accelerator=accelerator, tenant=settings.tenant))
+    products = tuple(row["name"] for row in db.query("SELECT name FROM products ORDER BY name"))
+    agent = ScriptedAgent(accelerator, tenant=settings.tenant, products=products)
+    played: list[PlayedSession] = []
+    for index, script in enumerate(scripts(db, settings.sessions)):
+        report(f"session {script.session_id}", index, settings.sessions)
+        played.append(play(script, agent, gateway, memory, tenant=settings.tenant))
+    report("evaluating the recorded traces", settings.sessions, settings.sessions)
+    (out / "traces.jsonl").write_text("".join(p.trace.model_dump_json() + "\n" for p in played), encoding="utf-8")
+    (out / "transcripts.md").write_text(transcript(played), encoding="utf-8")
+    suite_text = resources.files("agentcore.demo").joinpath("data/suite.toml").read_text(encoding="utf-8")
+    (out / "suite.toml").write_text(suite_text, encoding="utf-8")
+    evaluation = evaluate_traces(out / "suite.toml", out, accelerator)
+    verify = gateway.audit.verify()
+    (out / "audit.jsonl").write_text("".join(line + "\n" for line in gateway.audit.export_jsonl()), encoding="utf-8")
+    (out / "audit-verify.json").write_text(verify.model_dump_json(indent=1), encoding="utf-8")
+    decisions = _decisions(out / "audit.jsonl")
+    summary, error = _costs(accelerator, out)
+    stats = memory.store.stats()
+    result = DemoReport(
+        settings=settings,
+        store=db.counts(),
+        sessions=[_session_summary(p) for p in played],
+        decisions=decisions,
+        memory=MemorySummary(records_created=memory.created, events=stats.events, carried_over=memory.recalled),
+        evaluation=evaluation,
+        audit=verify.model_dump(),
+        costs=summary,
+        costs_error=error,
+        seconds=round(time.perf_counter() - started, 2),
+        files=[],
+    )
+    gateway.close()
+    memory.store.close()
+    db.close()
+    result.files = [*sorted(p.name for p in out.iterdir() if p.is_file()), "summary.json"]
+    (out / "summary.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+    return result
+
+
+def _prepare(out: Path) -> Path:
+    """Create the report folder; remove only the databases an earlier demo run left there."""
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"--out {out} is a file; give a folder for the demo's report")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in OWNED:
+        (out / name).unlink(missing_ok=True)
+    return out.resolve()
+
+
+def _step(progress: Progress | None, what: str, done: int, total: int) -> Progress:
+    def report(message: str, index: int, count: int) -> None:
+        log.info("demo: %s", message)
+        if progress is not None:
+            progress(message, index, count)
+
+    report(what, done, total)
+    return report
+
+
+def _decisions(audit_file: Path) -> Decisions:
+    effects: Counter[str] = Counter()
+    denials: Counter[str] = Counter()
+    for line in audit_file.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["kind"] == "approval":
+            effects[record["effect"]] += 1
+        elif record["kind"] == "decision":
+            effects[record["effect"]] += 1
+            if record["effect"] == "deny":
+                rules = [r["rule_id"] for r in record["detail"].get("reasons", [])] or [record.get("outcome") or "?"]
+                denials.update(rules[:1])
+    return Decisions(
+        allowed=effects["allow"], denied=effects["deny"], needed_approval=effects["needs_approval"],
+        approved=effects["approved"], top_denials=denials.most_common(),
+    )  # fmt: skip
+
+
+def _costs(accelerator: Accelerator, out: Path) -> tuple[costs.CostSummary | None, str | None]:
+    """Receipts out of the ledger, replayed on both fleets; a simulator failure degrades to a clear message."""
+    ledger = accelerator.ledger
+    if ledger is None:
+        return None, "no ledger: receipts were not recorded"
+    ledger.export(out / "accel-receipts.json")
+    receipts = json.loads((out / "accel-receipts.json").read_text(encoding="utf-8"))
+    try:
+        summary, reports = costs.summarise_costs(receipts)
+    except Exception as exc:  # the simulator is optional for the demo's verdict; say why it is missing
+        log.exception("demo: the accel simulation failed")
+        return None, f"{type(exc).__name__}: {exc}"
+    for name, svg in costs.charts(reports).items():
+        (out / name).write_text(svg, encoding="utf-8")
+    (out / "accel-costs.json").write_text(
+        json.dumps(
+            {name: report.model_dump(exclude={"timeline", "latency_cdf"}) for name, report in reports.items()}, indent=1
+        ),
+        encoding="utf-8",
+    )
+    return summary, None
+
+
+def _session_summary(played: PlayedSession) -> SessionSummary:
+    return SessionSummary(
+        session_id=played.script.session_id, title=played.script.title, customer=played.customer,
+        calls=len(played.outcomes), as_scripted=not played.off_script, off_script=played.off_script,
+    )  # fmt: skip

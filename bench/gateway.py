@@ -1,0 +1,199 @@
+"""Gateway overhead: (a) in-process call path with a 1,000-rule bundle and the audit on, (b) MCP proxy vs direct.
+
+Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call, for the default
+(crash-safe) durability and the power-loss-safe one. (b) runs a real upstream MCP server (streamable HTTP) and the
+gateway proxy in front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients.
+
+    python bench/gateway.py [--calls 5000] [--mcp-calls 300] [--skip-mcp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "bench-secret-" + "s" * 32
+
+
+def bundle(tools: int = 100, per_tool: int = 10) -> str:
+    """1,000 stateless rules over 100 tools: role allows, argument denies, approvals, redactions."""
+    lines = ['policy "bench" version 1 owner "bench"']
+    for t in range(tools):
+        name = f"svc{t}.op"
+        for r in range(per_tool):
+            kind = r % 4
+            if kind == 0:
+                lines.append(f'allow {name} for users with role "role{r}" when amount is at most {100 * (r + 1)}.')
+            elif kind == 1:
+                lines.append(f'deny {name} when customer starts with "blocked-{r}".')
+            elif kind == 2:
+                lines.append(f'require approval from role "manager" for {name} when amount is more than {5000 + r}.')
+            else:
+                lines.append(f'deny {name} when region is one of "r{r}a", "r{r}b".')
+    return "\n".join(lines) + "\n"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def in_process(calls: int, durability: str) -> dict[str, Any]:
+    from agentcore import Gateway
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "bench.policy").write_text(bundle())
+        gw = Gateway(Path(tmp) / "bench.policy", database=str(Path(tmp) / "bench.db"), durability=durability)
+
+        def op(customer: str, amount: float, region: str = "eu") -> dict[str, Any]:
+            return {"customer": customer, "amount": amount}
+
+        gw.tool(op, name="svc7.op")
+        args = {"customer": "c-42", "amount": 50.0, "region": "eu"}
+        who = {"id": "alice", "roles": ["role0"]}
+        for _ in range(200):  # warm up: plans cached, connection open
+            gw.call("svc7.op", args, principal=who)
+        direct, gated = [], []
+        clock = time.perf_counter_ns
+        for _ in range(calls):
+            start = clock()
+            op(**args)
+            direct.append(clock() - start)
+            start = clock()
+            gw.call("svc7.op", args, principal=who)
+            gated.append(clock() - start)
+        assert gw.audit.verify().ok
+        gw.close()
+    base = statistics.median(direct)
+    overhead = [(g - base) / 1000 for g in gated]
+    return {
+        "durability": durability,
+        "calls": calls,
+        "p50_us": round(percentile(overhead, 0.50), 1),
+        "p99_us": round(percentile(overhead, 0.99), 1),
+        "direct_p50_us": round(base / 1000, 2),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("server exited early")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(port)
+
+
+async def _drive(url: str, token: str | None, tool: str, clients: int, calls: int) -> dict[str, Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    latencies: list[float] = []
+
+    async def one_client(n: int) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http), cache=None) as client,
+        ):
+            await client.call_tool(tool, {"customer_id": "warm"})
+            for i in range(n):
+                start = time.perf_counter()
+                result = await client.call_tool(tool, {"customer_id": f"c{i}"})
+                latencies.append((time.perf_counter() - start) * 1000)
+                assert not result.is_error, result
+
+    per_client = max(1, calls // clients)
+    start = time.perf_counter()
+    await asyncio.gather(*(one_client(per_client) for _ in range(clients)))
+    elapsed = time.perf_counter() - start
+    return {
+        "p50_ms": round(percentile(latencies, 0.5), 3),
+        "p99_ms": round(percentile(latencies, 0.99), 3),
+        "calls_per_s": round(len(latencies) / elapsed, 1),
+    }
+
+
+def mcp_proxy(calls: int) -> dict[str, Any]:
+    import jwt
+
+    upstream_script = ROOT / "tests" / "gateway" / "mcp_upstream.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "p.policy").write_text('policy "b"\nallow crm.lookup for users with role "support".\n')
+        config = Path(tmp) / "gateway.toml"
+        up_port, gw_port = _free_port(), _free_port()
+        config.write_text(
+            f'[gateway]\npolicies = ["p.policy"]\ndatabase = "{Path(tmp) / "gw.db"}"\n'
+            '[gateway.auth]\nalgorithms = ["HS256"]\nsecret_env = "BENCH_GW_SECRET"\n'
+            f'[[gateway.targets]]\nname = "crm"\nurl = "http://127.0.0.1:{up_port}/mcp"\n'
+        )
+        env = {**os.environ, "BENCH_GW_SECRET": SECRET}
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        upstream = subprocess.Popen([sys.executable, str(upstream_script), str(up_port)], **quiet)  # type: ignore[call-overload]
+        cli = [str(Path(sys.executable).parent / "agentcore"), "gateway", "serve", "--config", str(config)]
+        proxy = None
+        try:
+            _wait(up_port, upstream)
+            proxy = subprocess.Popen([*cli, "--transport", "http", "--port", str(gw_port)], env=env, **quiet)  # type: ignore[call-overload]
+            _wait(gw_port, proxy)
+            token = jwt.encode({"sub": "bench", "roles": ["support"], "exp": int(time.time()) + 3600}, SECRET)
+            results: dict[str, Any] = {}
+            for clients in (1, 8, 32):
+                direct = asyncio.run(_drive(f"http://127.0.0.1:{up_port}/mcp", None, "lookup", clients, calls))
+                gated = asyncio.run(_drive(f"http://127.0.0.1:{gw_port}/mcp", token, "crm__lookup", clients, calls))
+                results[f"clients_{clients}"] = {
+                    "direct": direct,
+                    "proxy": gated,
+                    "added_p50_ms": round(gated["p50_ms"] - direct["p50_ms"], 3),
+                    "added_p99_ms": round(gated["p99_ms"] - direct["p99_ms"], 3),
+                }
+            return results
+        finally:
+            for proc in (proxy, upstream):
+                if proc is not None:
+                    proc.terminate()
+                    proc.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--mcp-calls", type=int, default=300)
+    parser.add_argument("--skip-mcp", action="store_true")
+    options = parser.parse_args()
+    report: dict[str, Any] = {
+        "bench": "gateway",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "rules": 1000,
+        "in_process": [in_process(options.calls, "process"), in_process(options.calls, "power")],
+        "targets": {"in_process_p50_us": 100, "in_process_p99_us": 350, "mcp_added_p50_ms": 2},
+    }
+    if not options.skip_mcp:
+        report["mcp_proxy"] = mcp_proxy(options.mcp_calls)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
