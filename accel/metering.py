@@ -56,8 +56,7 @@ class Meter:
         precision = VARIANT_PRECISION.get(variant, "fp32")
         return self.device.charge(model_from_file(path, name), batches, precision)
 
-    @staticmethod
-    def fields(charge: Charge, profile: str) -> dict[str, Any]:
+    def fields(self, charge: Charge) -> dict[str, Any]:
         """The receipt fields a charge fills in."""
         return {
             "queue_seconds": charge.queue_seconds,
@@ -65,7 +64,7 @@ class Meter:
             "latency_seconds": charge.latency_seconds,
             "usd": charge.usd,
             "joules": charge.joules,
-            "profile": profile,
+            "profile": self.device.profile.name,
             "devices": charge.devices,
             "rejected": charge.rejected,
         }

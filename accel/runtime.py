@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import onnxruntime as ort
 from pydantic import BaseModel, ConfigDict
 
+from agentcore.accel.executors import Executor, LocalExecutor, RayExecutor, local_session
 from agentcore.accel.ledger import Ledger
 from agentcore.accel.metering import Meter, sequence_length
-from agentcore.accel.models.registry import VARIANTS, BuiltModel, ensure_built, file_hash, load_verified
+from agentcore.accel.models.registry import VARIANTS, BuiltModel, ensure_built, load_verified
 from agentcore.accel.sim.device import SimulatedDevice
 from agentcore.accel.tokenizer import EncoderTokenizer, pad_batch
 from agentcore.errors import ModelError
@@ -71,27 +71,12 @@ class InferenceResult:
     receipt: Receipt
 
 
-_sessions: dict[tuple[str, str], ort.InferenceSession] = {}
-_sessions_lock = threading.Lock()
-
-
-def _session(path: Path, threads: int) -> ort.InferenceSession:
-    """The process-wide session for an ONNX file (keyed by content, so a rebuilt file gets a new one)."""
-    key = (str(path), file_hash(path))
-    with _sessions_lock:
-        session = _sessions.get(key)
-        if session is None:
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            options.log_severity_level = 3
-            try:
-                session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-            except Exception as error:  # onnxruntime raises its own untyped errors for invalid graphs
-                raise ModelError(f"onnxruntime cannot load {path}: {error}") from error
-            _sessions[key] = session
-        return session
+def _executor(backend: str, address: str | None, workers: int | None, threads: int) -> Executor:
+    if backend == "local":
+        return LocalExecutor(threads)
+    if backend == "ray":
+        return RayExecutor(address, workers=workers)
+    raise ModelError(f"unknown backend {backend!r}; choose local or ray")
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
@@ -110,7 +95,8 @@ class Accelerator:
     ``variant`` picks the encoder build (``"fp32"`` or ``"int8"``); ``model_dir`` points at an HF-layout
     folder or model wheel (default: ``$AGENTCORE_MODEL_DIR``, else all-MiniLM-L6-v2 from PyPI).
     ``device`` is the simulated fleet each call is charged to (a profile name or a ``SimulatedDevice``,
-    default trn2.48xlarge); ``ledger`` persists receipts (default database; ``None`` keeps none).
+    default: ``[accel] profile`` of agentcore.toml, else trn2.48xlarge); ``ledger`` persists receipts
+    (default: the agentcore database; ``None`` keeps none).
     """
 
     def __init__(
@@ -122,6 +108,9 @@ class Accelerator:
         threads: int | None = None,
         device: SimulatedDevice | str | None = None,
         ledger: Ledger | Literal["default"] | None = "default",
+        backend: Literal["local", "ray"] = "local",
+        address: str | None = None,
+        workers: int | None = None,
     ) -> None:
         if variant not in VARIANTS:
             raise ModelError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -135,6 +124,7 @@ class Accelerator:
         self._tokenizer: EncoderTokenizer | None = None
         self._init_lock = threading.Lock()
         self.meter = Meter(device, ledger)
+        self.executor = _executor(backend, address, workers, self.threads)
 
     @property
     def ledger(self) -> Ledger | None:
@@ -188,19 +178,21 @@ class Accelerator:
                     cpu_seconds=0.0,
                 ),
             )
-        session = _session(load_verified(encoder, variant), self.threads)
+        path = load_verified(encoder, variant)
         tokens = self._encoder_tokenizer().encode(checked)
         order = np.argsort(tokens.lengths, kind="stable")
         chunks = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
         shapes = [(len(chunk), max(tokens.lengths[i] for i in chunk)) for chunk in chunks]
-        charge = self.meter.charge(load_verified(encoder, variant), encoder.name, variant, shapes)
+        charge = self.meter.charge(path, encoder.name, variant, shapes)
         vectors = np.empty((len(checked), encoder.hidden_size), dtype=np.float32)
         started = time.perf_counter()
-        batches = 0
-        for chunk in chunks if not charge.rejected else []:
-            input_ids, mask = pad_batch([tokens.ids[i] for i in chunk])
-            vectors[chunk] = session.run(["embeddings"], {"input_ids": input_ids, "attention_mask": mask})[0]
-            batches += 1
+        feeds = [
+            dict(zip(("input_ids", "attention_mask"), pad_batch([tokens.ids[i] for i in chunk]), strict=True))
+            for chunk in (chunks if not charge.rejected else [])
+        ]
+        for chunk, outputs in zip(chunks, self.executor.run(path, feeds, ["embeddings"]), strict=False):
+            vectors[chunk] = outputs[0]
+        batches = len(feeds)
         receipt = Receipt(
             model=encoder.name,
             variant=variant,
@@ -212,7 +204,7 @@ class Accelerator:
             tokens=sum(tokens.lengths),
             truncated=sum(tokens.truncated),
             cpu_seconds=time.perf_counter() - started,
-            **self.meter.fields(charge, self.meter.device.profile.name),
+            **self.meter.fields(charge),
         )
         return EmbeddingResult(vectors, self.meter.settle(receipt, charge))
 
@@ -229,16 +221,16 @@ class Accelerator:
         path = Path(model)
         if not path.is_file():
             raise ModelError(f"ONNX model {path} does not exist")
-        session = _session(path, self.threads)
         items = int(next(iter(inputs.values())).shape[0]) if inputs else 0
         charge = self.meter.charge(path, path.stem, "fp32", [(max(items, 1), sequence_length(inputs))])
         started = time.perf_counter()
         try:
-            values = session.run(None, dict(inputs)) if not charge.rejected else []
+            values = self.executor.run(path, [dict(inputs)])[0] if not charge.rejected else []
         except Exception as error:  # onnxruntime's errors are untyped; name the model and the inputs
             raise ModelError(f"running {path.name} on inputs {sorted(inputs)} failed: {error}") from error
         elapsed = time.perf_counter() - started
-        outputs = {meta.name: value for meta, value in zip(session.get_outputs(), values, strict=False)}
+        names = [meta.name for meta in local_session(path, self.threads).get_outputs()]
+        outputs = dict(zip(names, values, strict=False))
         receipt = Receipt(
             model=path.stem,
             variant="fp32",
@@ -246,8 +238,8 @@ class Accelerator:
             agent=agent,
             user=user,
             items=items,
-            batches=1,
+            batches=0 if charge.rejected else 1,
             cpu_seconds=elapsed,
-            **self.meter.fields(charge, self.meter.device.profile.name),
+            **self.meter.fields(charge),
         )
         return InferenceResult(outputs, self.meter.settle(receipt, charge))

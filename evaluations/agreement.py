@@ -139,14 +139,15 @@ def _wrong_type(value: Any) -> Any:
     return str(value) if not isinstance(value, str) else 12345
 
 
-def bfcl_cases(data: Path, limit: int | None = None) -> list[tuple[str, Session, bool]]:
+def bfcl_cases(data: Path, every: int = 1) -> list[tuple[str, Session, bool]]:
     """BFCL rows as (mutation, session, should_pass): ground-truth calls and systematically mutated ones.
 
     Mutations: ``wrong_function``, ``missing_argument``, ``extra_argument``, ``wrong_type``, ``wrong_value``
     (each applied where the row allows it) and ``irrelevant_call`` for rows where no function fits.
+    ``every`` keeps every n-th row (a quick, category-spanning sample).
     """
     cases: list[tuple[str, Session, bool]] = []
-    for row in list(read_jsonl(data / "bfcl" / "bfcl.jsonl"))[:limit]:
+    for row in list(read_jsonl(data / "bfcl" / "bfcl.jsonl"))[::every]:
         tools = [
             ToolSpec(name=f["name"], description=f.get("description", ""), parameters=f.get("parameters", {}))
             for f in row["function"]

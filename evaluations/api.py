@@ -33,7 +33,7 @@ class EvaluationSuite:
         settings = self.suite.suite
         sessions = self.suite.sessions()
         baseline_path = self.suite.baseline_path(baseline)
-        store = ResultCache(self.suite.root / settings.cache if cache and settings.cache else None)
+        store = ResultCache(Path(settings.cache) if cache and settings.cache else None)
         try:
             results = evaluate(
                 sessions,

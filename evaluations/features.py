@@ -18,8 +18,6 @@ from agentcore.evaluations.text import content_words, coverage, entities, number
 GROUNDING_FEATURES = (
     "weakest_sentence_support",
     "mean_sentence_support",
-    "whole_answer_similarity",
-    "new_content_word_coverage",
     "number_coverage",
     "entity_coverage",
 )
@@ -46,24 +44,22 @@ def _units(text: str) -> list[str]:
 
 
 def grounding_texts(answer: str, question: str, documents: Sequence[str]) -> list[str]:
-    doc_units = [unit for doc in documents for unit in _units(doc)]
-    return [*_units(answer), " ".join(documents)[:2000], answer, *doc_units]
+    return [*_units(answer), *(unit for doc in documents for unit in _units(doc))]
 
 
 def grounding_features(answer: str, question: str, documents: Sequence[str], models: Models) -> list[float]:
-    """How well ``documents`` support ``answer``: per-sentence similarity and lexical/number/entity coverage."""
+    """How well ``documents`` support ``answer``: per-sentence similarity, and coverage of its numbers and names.
+
+    Plain content-word coverage and whole-answer similarity were dropped: on HaluEval they mostly encode answer
+    length, and they penalise the conversational words of ordinary agent replies.
+    """
     doc_units = [unit for doc in documents for unit in _units(doc)] or [""]
-    answer_units = _units(answer)
-    support = models.embed(answer_units) @ models.embed(doc_units).T
+    support = models.embed(_units(answer)) @ models.embed(doc_units).T
     per_sentence = support.max(axis=1)
-    whole = float(models.embed([answer])[0] @ models.embed([" ".join(documents)[:2000]])[0])
     source = " ".join(documents)
-    new_words = content_words(answer) - content_words(question)
     return [
         float(per_sentence.min()),
         float(per_sentence.mean()),
-        whole,
-        coverage(new_words, content_words(source)),
         coverage(numbers(answer) - numbers(question), numbers(source)),
         coverage(entities(answer) - entities(question), entities(source) | content_words(source)),
     ]

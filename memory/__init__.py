@@ -19,7 +19,8 @@ from agentcore.memory.models import (
     ScoredRecord,
 )
 from agentcore.memory.namespaces import resolve_namespace
-from agentcore.memory.store import MemoryStore, NewEvent, NewRecord
+from agentcore.memory.rows import NewEvent, NewRecord
+from agentcore.memory.store import MemoryStore
 from agentcore.memory.strategies import DEFAULT_STRATEGIES, MemoryStrategy, consolidate
 
 MemoryEvent = Event  # the name `agentcore` re-exports, where a bare "Event" would be ambiguous

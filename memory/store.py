@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, Engine, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import ColumnElement, Engine, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
 from agentcore.memory import search
 from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
-from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError, MemoryStoreError
+from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
 from agentcore.memory.filters import Predicate, compile_filters
 from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
 from agentcore.memory.models import (
@@ -32,6 +31,16 @@ from agentcore.memory.models import (
     Role,
     ScoredEvent,
     ScoredRecord,
+)
+from agentcore.memory.rows import (
+    NewEvent,
+    NewRecord,
+    event_from_row,
+    expiry,
+    insert_many,
+    record_from_row,
+    unit_rows,
+    utc,
 )
 from agentcore.memory.search import Scope, SearchMode
 from agentcore.memory.tables import ACTORS, EVENTS, RECORDS, SESSIONS
@@ -53,83 +62,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
-
-
-class NewEvent(BaseModel):
-    """An event to append with :meth:`MemoryStore.add_events`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: str
-    text: str
-    payload: Any = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    branch: str | None = None
-    created_at: datetime | None = None
-    expires_at: datetime | None = None
-
-
-class NewRecord(BaseModel):
-    """A record to store with :meth:`MemoryStore.add_records`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    namespace: str
-    text: str
-    strategy: str = "custom"
-    subject: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    source_event_ids: list[int] = Field(default_factory=list)
-    expires_at: datetime | None = None
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    """Aware UTC; a naive datetime is taken to be UTC already."""
-    if value is None or value.tzinfo is None:
-        return None if value is None else value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
-def _expiry(start: datetime, ttl: timedelta | None, expires_at: datetime | None) -> datetime | None:
-    if ttl is not None and expires_at is not None:
-        raise InvalidMemoryInputError("give ttl or expires_at, not both")
-    if ttl is not None:
-        if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
-            raise InvalidMemoryInputError(f"ttl must be a positive timedelta, got {ttl!r}")
-        return start + ttl
-    return _utc(expires_at)
-
-
-def _event(row: Mapping[Any, Any]) -> Event:
-    return Event(
-        id=row["id"],
-        actor_id=row["actor_id"],
-        session_id=row["session_id"],
-        role=Role(row["role"]),
-        text=row["text"],
-        payload=row["payload"],
-        metadata=row["metadata"] or {},
-        branch=row["branch"],
-        created_at=row["created_at"],
-        expires_at=row["expires_at"],
-    )
-
-
-def _record(row: Mapping[Any, Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row["id"],
-        actor_id=row["actor_id"],
-        namespace=row["namespace"],
-        strategy=row["strategy"],
-        text=row["text"],
-        subject=row["subject"],
-        metadata=row["metadata"] or {},
-        source_event_ids=row["source_event_ids"] or [],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        expires_at=row["expires_at"],
-        superseded_by=row["superseded_by"],
-    )
 
 
 class MemoryStore:
@@ -198,7 +130,7 @@ class MemoryStore:
         created_at: datetime | None = None,
     ) -> Event:
         """Append an immutable event; it is durable when this returns (embedded later, on first search)."""
-        start = _utc(created_at) or utcnow()
+        start = utc(created_at) or utcnow()
         new = NewEvent(
             role=role,
             text=text,
@@ -206,7 +138,7 @@ class MemoryStore:
             metadata=dict(metadata or {}),
             branch=branch,
             created_at=start,
-            expires_at=_expiry(start, ttl, expires_at),
+            expires_at=expiry(start, ttl, expires_at),
         )
         return self.add_events(actor_id, session_id, [new])[0]
 
@@ -221,7 +153,7 @@ class MemoryStore:
 
         def work(connection: Connection) -> list[int]:
             self._touch_session(connection, actor_id, session_id, now)
-            return _insert_many(connection, EVENTS, rows)
+            return insert_many(connection, EVENTS, rows)
 
         ids = run_write(self.engine, work)
         return [Event(id=event_id, **row) for event_id, row in zip(ids, rows, strict=True)]
@@ -241,8 +173,8 @@ class MemoryStore:
             "payload": None if new.payload is None else check_json("payload", new.payload),
             "metadata": check_metadata(new.metadata),
             "branch": new.branch,
-            "created_at": _utc(new.created_at) or now,
-            "expires_at": _utc(new.expires_at),
+            "created_at": utc(new.created_at) or now,
+            "expires_at": utc(new.expires_at),
         }
 
     def _touch_session(self, connection: Connection, actor_id: str, session_id: str, now: datetime) -> None:
@@ -262,7 +194,7 @@ class MemoryStore:
             ).first()
         if row is None:
             raise MemoryNotFoundError(f"event {event_id} does not exist for actor {actor_id!r} (or has expired)")
-        return _event(row._mapping)
+        return event_from_row(row._mapping)
 
     def list_events(
         self,
@@ -288,7 +220,7 @@ class MemoryStore:
             query = query.where(EVENTS.c.branch == branch)
         query = query.order_by(EVENTS.c.id.desc() if newest_first else EVENTS.c.id).limit(limit)
         with self.engine.connect() as connection:
-            return [_event(row._mapping) for row in connection.execute(query)]
+            return [event_from_row(row._mapping) for row in connection.execute(query)]
 
     def last_turns(self, actor_id: str, session_id: str, k: int = 5) -> list[Event]:
         """The ``k`` most recent events of a session, oldest first (ready to put into a prompt)."""
@@ -349,7 +281,7 @@ class MemoryStore:
             scope.conditions.append(EVENTS.c.session_id == session_id)
         hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding)
         rows = self._fetch(EVENTS, actor_id, [hit.id for hit in hits])
-        return [ScoredEvent(event=_event(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
+        return [ScoredEvent(event=event_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
 
     # -- records ---------------------------------------------------------------------------------------
 
@@ -374,9 +306,9 @@ class MemoryStore:
             subject=subject,
             metadata=dict(metadata or {}),
             source_event_ids=list(source_event_ids),
-            expires_at=_expiry(utcnow(), ttl, expires_at),
+            expires_at=expiry(utcnow(), ttl, expires_at),
         )
-        return _record(self._insert_records(actor_id, [new], None)[0])
+        return record_from_row(self._insert_records(actor_id, [new], None)[0])
 
     def add_records(
         self, actor_id: str, records: Sequence[NewRecord], *, embeddings: np.ndarray | None = None
@@ -396,7 +328,7 @@ class MemoryStore:
                 check_id("subject", record.subject)
             check_metadata(record.metadata)
         vectors = self.embed(actor_id, [r.text for r in records]) if embeddings is None else embeddings
-        vectors = _unit_rows(np.asarray(vectors, dtype=np.float32), len(records))
+        vectors = unit_rows(np.asarray(vectors, dtype=np.float32), len(records))
         now = utcnow()
         rows = [
             {
@@ -409,7 +341,7 @@ class MemoryStore:
                 "source_event_ids": record.source_event_ids,
                 "created_at": now,
                 "updated_at": now,
-                "expires_at": _utc(record.expires_at),
+                "expires_at": utc(record.expires_at),
                 "superseded_by": None,
                 "embedding": vector.astype("<f4").tobytes(),
             }
@@ -421,7 +353,7 @@ class MemoryStore:
             connection.execute(
                 dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
             )
-            return _insert_many(connection, RECORDS, rows)
+            return insert_many(connection, RECORDS, rows)
 
         for row, record_id in zip(rows, run_write(self.engine, work), strict=True):
             row["id"] = record_id
@@ -432,7 +364,7 @@ class MemoryStore:
         rows = self._fetch(RECORDS, actor_id, [record_id])
         if record_id not in rows:
             raise MemoryNotFoundError(f"record {record_id} does not exist for actor {actor_id!r} (or has expired)")
-        return _record(rows[record_id])
+        return record_from_row(rows[record_id])
 
     def list_records(
         self,
@@ -455,7 +387,7 @@ class MemoryStore:
             query = query.where(RECORDS.c.superseded_by.is_(None))
         with self.engine.connect() as connection:
             rows = connection.execute(query.order_by(RECORDS.c.id).limit(limit))
-            return [_record(row._mapping) for row in rows]
+            return [record_from_row(row._mapping) for row in rows]
 
     def update_record(
         self,
@@ -480,7 +412,7 @@ class MemoryStore:
         if source_event_ids is not None:
             values["source_event_ids"] = list(source_event_ids)
         if ttl is not None or expires_at is not None:
-            values["expires_at"] = _expiry(now, ttl, expires_at)
+            values["expires_at"] = expiry(now, ttl, expires_at)
 
         def work(connection: Connection) -> int:
             statement = update(RECORDS).where(
@@ -514,7 +446,7 @@ class MemoryStore:
                 ).first()
                 if row is None:
                     return chain
-                chain.insert(0, _record(row._mapping))
+                chain.insert(0, record_from_row(row._mapping))
 
     def delete_record(self, actor_id: str, record_id: int) -> None:
         check_id("actor_id", actor_id)
@@ -562,7 +494,7 @@ class MemoryStore:
             query_embedding,
         )
         rows = self._fetch(RECORDS, actor_id, [hit.id for hit in hits])
-        return [ScoredRecord(record=_record(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
+        return [ScoredRecord(record=record_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
 
     def extract(
         self, actor_id: str, session_id: str, strategies: Sequence[MemoryStrategy] | None = None
@@ -596,7 +528,7 @@ class MemoryStore:
 
     def purge(self, now: datetime | None = None) -> PurgeReport:
         """Delete expired events and records (they are already invisible); returns how many."""
-        moment = _utc(now) or utcnow()
+        moment = utc(now) or utcnow()
 
         def work(connection: Connection) -> PurgeReport:
             counts = {
@@ -668,7 +600,7 @@ class MemoryStore:
         vector = None
         if mode != "fulltext":
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
-            vector = _unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1), 1)[0]
+            vector = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1), 1)[0]
         with self.engine.connect() as connection:
             candidates = search.load_candidates(connection, scope, keep)
             fulltext = None
@@ -707,32 +639,3 @@ class MemoryStore:
             log.warning(
                 "WAL checkpoint was blocked by another connection; deleted data stays in the WAL until the next"
             )
-
-
-def _insert_many(connection: Connection, table: Any, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert ``rows`` and return their ids in input order.
-
-    PostgreSQL returns them from one batched ``INSERT ... RETURNING``. On SQLite, SQLAlchemy can only keep
-    RETURNING in order one row per statement, so we insert with ``executemany`` instead: the write
-    transaction holds SQLite's single writer lock, so the new rowids are exactly those above the old maximum.
-    """
-    if connection.dialect.name == "postgresql":
-        statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
-        return list(connection.execute(statement, rows).scalars())
-    before = connection.execute(select(func.coalesce(func.max(table.c.id), 0))).scalar_one()
-    connection.execute(insert(table), rows)
-    ids = list(connection.execute(select(table.c.id).where(table.c.id > before).order_by(table.c.id)).scalars())
-    if len(ids) != len(rows):
-        raise MemoryStoreError(f"inserted {len(rows)} rows into {table.name} but found {len(ids)} new ids")
-    return ids
-
-
-def _unit_rows(vectors: np.ndarray, expected_rows: int) -> np.ndarray:
-    if vectors.ndim != 2 or vectors.shape[0] != expected_rows:
-        raise InvalidMemoryInputError(f"embeddings must have shape [{expected_rows}, dim], got {list(vectors.shape)}")
-    if not np.isfinite(vectors).all():
-        raise InvalidMemoryInputError("embeddings contain NaN or infinite values")
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    if (norms == 0).any():
-        raise InvalidMemoryInputError("embeddings contain an all-zero vector, which has no direction to compare")
-    return vectors / norms

@@ -16,7 +16,7 @@ import numpy as np
 from agentcore.memory.extractors import ExtractedMemory, Extractor, FactExtractor, PreferenceExtractor, SummaryExtractor
 from agentcore.memory.models import MemoryRecord, Role
 from agentcore.memory.namespaces import resolve_namespace
-from agentcore.memory.store import NewRecord
+from agentcore.memory.rows import NewRecord
 from agentcore.memory.validation import check_id
 
 if TYPE_CHECKING:

@@ -3,9 +3,12 @@
 The pipeline, one module per step (all under ``policies/``):
 
 1. ``grammar.lark`` + ``parser.py``: text -> typed AST (``ast.py``), syntax errors with file:line:col.
-2. ``checker.py``: AST + tool schemas -> findings (unknown tools/paths, type mismatches, shadowed rules, ...).
+2. ``checker.py``: AST + tool schemas (``schemas.py``) -> findings, with exact reasoning in ``regions.py``.
 3. ``values.py`` + ``conditions.py`` + ``compiler.py``: AST -> closures, indexed by action.
 4. ``engine.py``: :class:`PolicyEngine` decides a :class:`Request` into a :class:`Decision`.
+
+Around it: ``formatter.py`` (``policy fmt``), ``testing.py`` (``*.tests.toml`` policy tests, JUnit XML),
+``cedar.py`` (Cedar export), ``errors.py``. The language reference is ``docs/policy-language.md``.
 
 The contract with callers (the gateway) lives in ``policies/model.py`` (``Request``, ``Decision``, ``Effect``,
 ``Reason``, ``Obligations``, ``RateLimit``) and ``policies/context.py`` (the ``DecisionContext`` protocol through

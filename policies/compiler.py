@@ -11,10 +11,10 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 
 from agentcore.policies import ast
 from agentcore.policies.conditions import CompileError, Compiler, Test, _all
+from agentcore.policies.context import action_matches
 from agentcore.policies.errors import PolicyCheckError, Problem
 from agentcore.policies.model import Effect, Reason, RedactPattern
 
@@ -55,7 +55,7 @@ class CompiledRule:
         return self.rule.kind
 
     def covers(self, action: str) -> bool:
-        return any(fnmatchcase(action, pattern) for pattern in self.patterns)
+        return action_matches(action, self.patterns)
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,7 @@ def _problem(message: str, span: ast.Span | None, sources: dict[str, str], help:
 
 def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
     guards = [_subject(s) for s in rule.subjects]
+    role = rule.subjects[0].value if len(rule.subjects) == 1 and rule.subjects[0].kind == "role" else None
     tests: list[Test] = []
     for clause in rule.clauses:
         test = compiler.cond(clause.cond)
@@ -190,7 +191,7 @@ def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
     return CompiledRule(
         rule=rule,
         reason=reason,
-        check=_check(_conjoin(guards), _conjoin(tests)),
+        check=_check(_conjoin(guards), _conjoin(tests), role),
         patterns=rule.targets.names or ("*",),
         redactions=tuple(redactions),
         redact_fields=tuple(fields),
@@ -201,12 +202,14 @@ def _always(env: object) -> bool:
     return True
 
 
-def _check(guard: Test | None, test: Test | None) -> Test:
-    """One closure per rule: subjects first (they never raise), then the clauses."""
+def _check(guard: Test | None, test: Test | None, role: str | None) -> Test:
+    """One closure per rule: subjects first (they never raise), then the clauses; a lone role subject is inlined."""
     if guard is None:
         return test or _always
     if test is None:
         return guard
+    if role is not None:
+        return lambda env: role in env.request.principal.roles and test(env)
     return lambda env: guard(env) and test(env)
 
 

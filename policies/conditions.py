@@ -60,14 +60,31 @@ _ORDERED = ("gt", "ge", "lt", "le")
 
 
 def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:
-    """An ordered comparison against a number literal: the commonest condition, so it gets its own closures."""
+    """An ordered comparison against a number literal: the commonest condition, so it gets its own closures.
+
+    Integers (the common case) skip the call to :func:`number`, which checks floats for NaN and infinity.
+    """
+    compare = _ordered(op)
+
+    def ordered(env: Env) -> bool:
+        value = left(env)
+        return compare(value if type(value) is int else number(value, what), bound)
+
     if op == "gt":
-        return lambda env: number(left(env), what) > bound
-    if op == "ge":
-        return lambda env: number(left(env), what) >= bound
-    if op == "lt":
-        return lambda env: number(left(env), what) < bound
-    return lambda env: number(left(env), what) <= bound
+
+        def gt(env: Env) -> bool:
+            value = left(env)
+            return (value if type(value) is int else number(value, what)) > bound
+
+        return gt
+    if op == "le":
+
+        def le(env: Env) -> bool:
+            value = left(env)
+            return (value if type(value) is int else number(value, what)) <= bound
+
+        return le
+    return ordered
 
 
 def _ordered(op: str) -> Callable[[Any, Any], bool]:
@@ -135,8 +152,7 @@ class Compiler:
         if op in ("missing", "present"):
             return _presence(left, op == "missing")
         if op in ("has_role", "not_has_role"):
-            test = _has_role(str(_const(node.right[0])))
-            return _negate(test) if op == "not_has_role" else test
+            return _has_role(str(_const(node.right[0])), op == "has_role")
         negated = op.startswith("not_") or op == "ne"
         positive = {"ne": "eq"}.get(op, op.removeprefix("not_"))
         if positive == "matches":
@@ -145,6 +161,8 @@ class Compiler:
             test = _one_of(left, frozenset(_eq_key(_const(v)) for v in node.right))
         elif positive == "eq" and isinstance(node.right[0], ast.Lit) and isinstance(node.right[0].value, str):
             test = _eq_text(left, str(_const(node.right[0])))
+        elif positive in ("starts_with", "ends_with") and _is_text(node.right[0]):
+            return _affix(left, str(_const(node.right[0])), positive == "starts_with", negated, what)
         elif positive == "between":
             test = _between(left, compile_value(node.right[0]), compile_value(node.right[1]), what)
         elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
@@ -208,8 +226,26 @@ def _const(node: ast.Value) -> Any:
     return unicodedata.normalize("NFKC", node.value) if isinstance(node.value, str) else node.value
 
 
-def _has_role(role: str) -> Test:
-    return lambda env: role in env.request.principal.roles
+def _has_role(role: str, present: bool) -> Test:
+    if present:
+        return lambda env: role in env.request.principal.roles
+    return lambda env: role not in env.request.principal.roles
+
+
+def _is_text(node: ast.Value) -> bool:
+    return isinstance(node, ast.Lit) and isinstance(node.value, str)
+
+
+def _affix(left: Callable[[Env], Any], text: str, prefix: bool, negated: bool, what: str) -> Test:
+    """``starts with`` / ``ends with`` a text literal, negation folded in (one closure, no wrapper)."""
+
+    def affix(env: Env) -> bool:
+        value = left(env)
+        if type(value) is not str:
+            raise Unevaluable(f"{what} is not text, so `{'starts' if prefix else 'ends'} with` does not apply")
+        return (value.startswith(text) if prefix else value.endswith(text)) is not negated
+
+    return affix
 
 
 def _eq_text(left: Callable[[Env], Any], text: str) -> Test:

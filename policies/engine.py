@@ -149,13 +149,19 @@ class PolicyEngine:
         try:
             return self._decide(self._bundle, self._plans, Env(request, context or _NO_CONTEXT))
         except Exception as error:
-            logger.warning("policy evaluation failed, denying: %s", error, exc_info=True)
             return _failure(self._bundle, error)
 
     def decide_many(self, requests: Iterable[Request], context: DecisionContext | None = None) -> list[Decision]:
-        """Decide a batch in order (same result as calling :meth:`decide` on each)."""
-        decide = self.decide
-        return [decide(request, context) for request in requests]
+        """Decide a batch in order: the same decisions as :meth:`decide` on each, with less overhead per call."""
+        decide, bundle, plans, facts = self._decide, self._bundle, self._plans, context or _NO_CONTEXT
+        decisions: list[Decision] = []
+        append = decisions.append
+        for request in requests:
+            try:
+                append(decide(bundle, plans, Env(request, facts)))
+            except Exception as error:
+                append(_failure(bundle, error))
+        return decisions
 
     def explain(
         self, request: Request, context: DecisionContext | None = None
@@ -180,40 +186,43 @@ class PolicyEngine:
             plan = bundle.plan(action)
             if len(plans) < _CACHE_LIMIT:
                 plans[action] = plan
-        run = _Run()
-        reasons = run.reasons
+        run: _Run | None = None  # allocated only when something besides one clean rule must be reported
         simple = not full and not plan.monitors
         for rule in plan.denies:
             try:
                 if not rule.check(env):
                     continue
             except Exception as caught:
+                run = run or _Run()
                 run.fail(rule, caught, "could not evaluate")
+            if run is None and rule.kind == "deny" and simple:
+                return self._single(bundle, rule, Effect.DENY)
+            run = run or _Run()
             if rule.kind == "limit" and id(rule) not in run.failures:
                 note, reservation = _check_limit(rule, env)
                 if reservation is not None:
                     run.limits.append(reservation)
                     continue
                 run.dynamic = True
-                reasons.append(_noted(rule.reason, note))
-            elif simple and not run.dynamic:
-                return self._single(bundle, rule, Effect.DENY)
+                run.reasons.append(_noted(rule.reason, note))
             else:
-                reasons.append(run.closed_reason(rule))
+                run.reasons.append(run.closed_reason(rule))
             if not full:
                 break
-        if reasons:
+        if run is not None and run.reasons:
             return self._finish(bundle, plan, env, Effect.DENY, run, True)
         for rule in plan.approvals:
             try:
                 if not rule.check(env):
                     continue
             except Exception as caught:
+                run = run or _Run()
                 run.fail(rule, caught, "could not evaluate")
-            reasons.append(run.closed_reason(rule))
+            run = run or _Run()
+            run.reasons.append(run.closed_reason(rule))
             if rule.rule.approver:
                 run.approvers.append(rule.rule.approver)
-        if reasons:
+        if run is not None and run.reasons:
             effect = Effect.NEEDS_APPROVAL
         else:
             for rule in plan.allows:
@@ -221,18 +230,21 @@ class PolicyEngine:
                     if not rule.check(env):
                         continue
                 except Exception as caught:
+                    run = run or _Run()
                     run.fail(rule, caught, "could not evaluate, so it does not allow")
                     continue
-                if simple and not run.dynamic and not run.limits and not plan.obligations:
+                if simple and run is None and not plan.obligations:
                     return self._single(bundle, rule, Effect.ALLOW)
-                reasons.append(rule.reason)
+                run = run or _Run()
+                run.reasons.append(rule.reason)
                 if not full:
                     break
-            effect = Effect.ALLOW if reasons else bundle.default
-        by_rule = bool(reasons)
+            run = run or _Run()
+            effect = Effect.ALLOW if run.reasons else bundle.default
+        by_rule = bool(run.reasons)
         if not by_rule:
-            reasons.append(bundle.default_reason)
-            reasons.extend(run.errors)
+            run.reasons.append(bundle.default_reason)
+            run.reasons.extend(run.errors)
         if effect is not Effect.DENY:
             for rule in plan.obligations:
                 try:
@@ -378,6 +390,8 @@ def _noted(reason: Reason, note: str) -> Reason:
 
 
 def _failure(bundle: Bundle, error: Exception) -> Decision:
+    """DENY for a request whose evaluation raised (a bug or a malformed request never grants access)."""
+    logger.warning("policy evaluation failed, denying: %s", error, exc_info=True)
     reason = Reason(
         rule_id="engine",
         file="<engine>",

@@ -53,6 +53,11 @@ class Principal(_Frozen):
     def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
         return canonical(value)
 
+    @field_validator("roles")
+    @classmethod
+    def _nfkc_roles(cls, value: frozenset[str]) -> frozenset[str]:
+        return frozenset(unicodedata.normalize("NFKC", role) for role in value)
+
 
 class AgentInfo(_Frozen):
     """The agent making the call."""

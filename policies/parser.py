@@ -76,10 +76,11 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
         if isinstance(error.orig_exc, _Located):
             raise PolicySyntaxError([error.orig_exc.problem]) from None
         meta = getattr(error.obj, "meta", None)
-        line = getattr(meta, "line", 0) if meta is not None and not getattr(meta, "empty", True) else 0
-        column = getattr(meta, "column", 0) if line else 0
-        source = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
-        problem = Problem(f"cannot read this statement: {error.orig_exc}", path, line, column, source)
+        lines = text.splitlines()
+        at_line: int = getattr(meta, "line", 0) if meta is not None and not getattr(meta, "empty", True) else 0
+        at_column: int = getattr(meta, "column", 0) if at_line else 0
+        source = lines[at_line - 1] if 0 < at_line <= len(lines) else ""
+        problem = Problem(f"cannot read this statement: {error.orig_exc}", path, at_line, at_column, source)
         raise PolicySyntaxError([problem]) from None
     return result.model_copy(update={"comments": tuple(comments)})
 

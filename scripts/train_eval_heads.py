@@ -160,6 +160,7 @@ def train_pairwise(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--only", nargs="*", help="retrain only these heads (others keep their manifest entry)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     models = Models()
@@ -168,8 +169,8 @@ def main() -> None:
         agreement.halueval_general(args.data, "train"),
         agreement.halueval_general(args.data, "test"),
     )
-    heads = {
-        "faithfulness": train_classifier(
+    trainers = {
+        "faithfulness": lambda: train_classifier(
             "faithfulness",
             qa_train,
             qa_test,
@@ -178,7 +179,7 @@ def main() -> None:
             features.GROUNDING_FEATURES,
             models,
         ),
-        "correctness_reference": train_classifier(
+        "correctness_reference": lambda: train_classifier(
             "correctness_reference",
             qa_train,
             qa_test,
@@ -187,7 +188,7 @@ def main() -> None:
             features.REFERENCE_FEATURES,
             models,
         ),
-        "correctness_open": train_classifier(
+        "correctness_open": lambda: train_classifier(
             "correctness_open",
             general_train,
             general_test,
@@ -196,7 +197,7 @@ def main() -> None:
             features.OPEN_FEATURES,
             models,
         ),
-        "helpfulness": train_pairwise(
+        "helpfulness": lambda: train_pairwise(
             "helpfulness",
             agreement.pandalm_pairs(args.data, "train"),
             agreement.pandalm_pairs(args.data, "test"),
@@ -211,14 +212,16 @@ def main() -> None:
         "helpfulness": "PandaLM human test set (WeOpenML/PandaLM@3871806, Apache-2.0): majority preference, "
         "ties dropped; train half by instruction",
     }
-    for name, head in heads.items():
-        head["training_data"] = provenance[name]
+    manifest_path = HEADS_DIR / "heads.json"
+    heads = json.loads(manifest_path.read_text(encoding="utf-8"))["heads"] if manifest_path.is_file() else {}
+    for name in args.only or trainers:
+        heads[name] = {**trainers[name](), "training_data": provenance[name]}
     manifest = {
         "trainer": "scripts/train_eval_heads.py",
         "encoder": "all-MiniLM-L6-v2 (fp32, via accel)",
         "heads": heads,
     }
-    (HEADS_DIR / "heads.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -70,7 +70,10 @@ def model_source() -> Path:
 
 @pytest.fixture(scope="session")
 def accelerator():  # type: ignore[no-untyped-def]
-    """One real fp32 Accelerator (all-MiniLM-L6-v2 on onnxruntime) shared by the whole run."""
+    """One real fp32 Accelerator (all-MiniLM-L6-v2 on onnxruntime) shared by the whole run.
+
+    Receipts are simulated as usual but not persisted: tests that check the ledger make their own.
+    """
     from agentcore import Accelerator
 
-    return Accelerator()
+    return Accelerator(ledger=None)

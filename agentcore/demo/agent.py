@@ -202,7 +202,12 @@ class ScriptedAgent:
 
     def _address(self, message: str, session: AgentSession) -> dict[str, str]:
         address = entities.address(message)
-        if address is None and session.customer and entities.mentions_any(message, entities.REMEMBERED):
+        if (
+            address is None
+            and session.customer
+            and session.memory
+            and entities.mentions_any(message, entities.REMEMBERED)
+        ):
             remembered = session.memory.recall(session.customer, "address", message)
             address = json.loads(remembered) if remembered else None
         return _need(address, "What is the full address (street, city, state and zip code)?")
@@ -216,7 +221,7 @@ class ScriptedAgent:
             order = self._read(session, "get_order_details", {"order_id": order_id})
             return str(order["payment_history"][0]["payment_method_id"])
         customer = _need(session.customer, _WHO)
-        if entities.mentions_any(message, entities.REMEMBERED):
+        if session.memory is not None and entities.mentions_any(message, entities.REMEMBERED):
             remembered = session.memory.recall(customer, "payment_method", message)
             if remembered:
                 return str(remembered)
@@ -237,7 +242,7 @@ class ScriptedAgent:
         return result_text(outcome.tool, outcome.result)
 
     def _remember(self, outcome: ToolOutcome, session: AgentSession) -> None:
-        if outcome.status != "ok" or session.customer is None:
+        if outcome.status != "ok" or session.customer is None or session.memory is None:
             return
         if outcome.tool in PAYS:
             method = outcome.arguments["payment_method_id"]

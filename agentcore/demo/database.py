@@ -198,7 +198,10 @@ class RetailDatabase:
 
     def payment_methods(self, user_id: str) -> list[PaymentMethod]:
         rows = self.query("SELECT * FROM payment_methods WHERE user_id = ? ORDER BY seq", user_id)
-        return [PaymentMethod.model_validate({k: v for k, v in dict(row).items() if k not in ("seq", "user_id")}) for row in rows]
+        return [
+            PaymentMethod.model_validate({k: v for k, v in dict(row).items() if k not in ("seq", "user_id")})
+            for row in rows
+        ]
 
     def order(self, order_id: str) -> Order | None:
         rows = self.query("SELECT * FROM orders WHERE order_id = ?", order_id)

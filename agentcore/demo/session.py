@@ -46,10 +46,16 @@ class ToolOutcome(BaseModel):
 
 
 class AgentSession:
-    """Tool calls for one conversation; ``customer`` is set once identification succeeds."""
+    """Tool calls for one conversation; ``customer`` is set once identification succeeds; ``memory`` is optional."""
 
     def __init__(
-        self, session_id: str, gateway: Gateway, memory: CustomerMemory, *, tenant: str, agent_id: str = "retail-agent"
+        self,
+        session_id: str,
+        gateway: Gateway,
+        memory: CustomerMemory | None = None,
+        *,
+        tenant: str,
+        agent_id: str = "retail-agent",
     ) -> None:
         self.session_id = session_id
         self.gateway = gateway

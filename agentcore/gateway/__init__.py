@@ -5,6 +5,7 @@ Import from here or from ``agentcore``: ``from agentcore import Gateway, ToolDen
 
 from __future__ import annotations
 
+from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditLog, VerifyResult
 from agentcore.gateway.canonical import ArgumentLimits
@@ -17,7 +18,7 @@ from agentcore.gateway.errors import (
     ToolExecutionError,
     UnknownToolError,
 )
-from agentcore.gateway.gateway import Approvals, Gateway
+from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.registry import Tool
 
 __all__ = [

@@ -89,9 +89,14 @@ class VerifyResult(BaseModel):
 
 
 def record_hash(values: dict[str, Any]) -> str:
-    """SHA-256 of the record's columns (fixed order, ``detail`` already canonical JSON) and the previous hash."""
-    payload = json.dumps([values[k] for k in _COLUMNS], separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    """SHA-256 over the columns in fixed order (``prev_hash`` included), each length-prefixed so that no two
+    records encode alike; ``None`` is ``~``. ``ts`` is hashed as ``repr(float)``, which round-trips exactly."""
+    parts = []
+    for key in _COLUMNS:
+        value = values[key]
+        text = "~" if value is None else repr(float(value)) if key == "ts" else str(value)
+        parts.append(f"{len(text)}:{text}" if value is not None else text)
+    return hashlib.sha256("|".join(parts).encode("utf-8")).hexdigest()
 
 
 def new_call_id() -> str:

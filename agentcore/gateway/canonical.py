@@ -33,8 +33,8 @@ def dumps(value: JSONValue) -> str:
 def check(value: JSONValue, limits: ArgumentLimits) -> list[str]:
     """Return the problems of ``value`` against ``limits`` and JSON's rules (empty list when acceptable)."""
     problems: list[str] = []
-    _walk(value, "$", 0, limits, problems)
-    if problems:
+    chars = _walk(value, "$", 0, limits, problems)
+    if problems or chars * 4 + 1024 <= limits.max_bytes:  # JSON of this value cannot exceed the limit
         return problems
     size = len(dumps(value).encode("utf-8"))
     if size > limits.max_bytes:
@@ -42,9 +42,10 @@ def check(value: JSONValue, limits: ArgumentLimits) -> list[str]:
     return problems
 
 
-def _walk(value: JSONValue, path: str, depth: int, limits: ArgumentLimits, problems: list[str]) -> None:
+def _walk(value: JSONValue, path: str, depth: int, limits: ArgumentLimits, problems: list[str]) -> int:
+    """Append problems; return a bound on the characters of string content plus a small cost per node."""
     if len(problems) >= 5:
-        return
+        return 0
     if depth > limits.max_depth:
         problems.append(f"{path}: nested deeper than {limits.max_depth} levels")
     elif isinstance(value, str):
@@ -52,20 +53,24 @@ def _walk(value: JSONValue, path: str, depth: int, limits: ArgumentLimits, probl
             problems.append(f"{path}: string of {len(value)} characters exceeds the limit of {limits.max_string}")
         elif "\x00" in value:
             problems.append(f"{path}: contains a NUL byte")
+        return len(value) + 8
     elif isinstance(value, bool) or value is None or isinstance(value, int):
-        return
+        return len(str(value)) + 8
     elif isinstance(value, float):
         if not math.isfinite(value):
             problems.append(f"{path}: {value} is not a finite number")
+        return 32
     elif isinstance(value, dict):
+        total = 8
         for key, item in value.items():
             if not isinstance(key, str):
                 problems.append(f"{path}: object key {key!r} is not a string")
                 continue
-            _walk(key, f"{path}.<key>", depth + 1, limits, problems)
-            _walk(item, f"{path}.{key}", depth + 1, limits, problems)
+            total += _walk(key, f"{path}.<key>", depth + 1, limits, problems)
+            total += _walk(item, f"{path}.{key}", depth + 1, limits, problems)
+        return total
     elif isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            _walk(item, f"{path}[{index}]", depth + 1, limits, problems)
+        return 8 + sum(_walk(item, f"{path}[{i}]", depth + 1, limits, problems) for i, item in enumerate(value))
     else:
         problems.append(f"{path}: {type(value).__name__} is not a JSON value")
+    return 0

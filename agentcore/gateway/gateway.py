@@ -16,13 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.approval_flow import Approvals
+from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
 from agentcore.gateway.canonical import ArgumentLimits
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.errors import (
-    ApprovalError,
     ApprovalRequired,
     GatewayError,
     ToolArgumentError,
@@ -40,7 +40,7 @@ from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
 from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
-from agentcore.policies.model import Decision, Effect, Principal, Reason, Request, RequestContext
+from agentcore.policies.model import Decision, Effect, Reason, Request, RequestContext
 
 if TYPE_CHECKING:
     from agentcore.accel.ledger import Ledger
@@ -212,8 +212,9 @@ class Gateway:
         approved: Approval | None = None,
     ) -> _Plan | Approval:
         call_id = new_call_id()
-        who = str(getattr(principal, "id", principal if isinstance(principal, str) else "?"))
-        event = {"call_id": call_id, "tool": str(name)[:200], "principal": who, "session": session, "tenant": tenant}
+        who = principal.get("id") if isinstance(principal, Mapping) else getattr(principal, "id", principal)
+        event = {"call_id": call_id, "tool": str(name)[:200], "principal": str(who)[:200], "session": session,
+                 "tenant": tenant}  # fmt: skip
         try:
             tool = self.registry.get(name)
             canon, kwargs = tool.validate(args if args is not None else {}, self.limits)
@@ -231,11 +232,19 @@ class Gateway:
             self._record(event, "deny", "invalid", {"error": str(exc), "args": _preview(args)})
             raise
         except Exception as exc:  # fail closed: any error before execution is a DENY
-            log.exception("gateway: error while deciding %s", name)
-            reason = f"internal error while deciding: {type(exc).__name__}: {exc}"
-            self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
-            raise ToolDenied(str(name), [reason], audit_id=call_id) from exc
-        return self._apply(event, tool, kwargs, request, decision, approved)
+            raise self._fail_closed(event, exc, args) from exc
+        try:
+            return self._apply(event, tool, kwargs, request, decision, approved)
+        except GatewayError:
+            raise
+        except Exception as exc:  # state store or approval store unavailable: deny, never run unchecked
+            raise self._fail_closed(event, exc, args) from exc
+
+    def _fail_closed(self, event: dict[str, Any], exc: Exception, args: Any) -> ToolDenied:
+        log.exception("gateway: error while deciding %s", event["tool"])
+        reason = f"internal error while deciding: {type(exc).__name__}: {exc}"
+        self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
+        return ToolDenied(event["tool"], [reason], audit_id=event["call_id"])
 
     def _apply(
         self,
@@ -396,118 +405,6 @@ class Gateway:
     def close(self) -> None:
         self.store.close()
         self.db.close()
-
-
-class Approvals:
-    """``gw.approvals``: list, approve (and execute exactly once), reject, and wait for a decision."""
-
-    def __init__(self, gateway: Gateway) -> None:
-        self.gateway = gateway
-        self.store = ApprovalStore(gateway.db)
-
-    def list(self, status: str | None = "pending") -> list[Approval]:
-        return self.store.list(status)
-
-    def get(self, approval_id: str) -> Approval:
-        return self.store.get(approval_id)
-
-    def approve(self, approval_id: str, *, by: PrincipalLike, note: str | None = None, execute: bool = True) -> Any:
-        """Approve; with ``execute`` (default) run the original call now and return its (redacted) result."""
-        approval = self.store.decide(approval_id, by=as_principal(by), approve=True, note=note)
-        self._audit(approval, "approved")
-        return self.execute(approval_id) if execute else approval
-
-    def reject(self, approval_id: str, *, by: PrincipalLike, note: str | None = None) -> Approval:
-        approval = self.store.decide(approval_id, by=as_principal(by), approve=False, note=note)
-        self._audit(approval, "rejected")
-        return approval
-
-    def execute(self, approval_id: str) -> Any:
-        """Run an approved call once; a later call returns the stored result instead of executing again."""
-        if not self.store.claim(approval_id):
-            return self._settled(self.store.get(approval_id))
-        approval = self.store.get(approval_id)
-        try:
-            plan = self._replan(approval)
-        except BaseException as exc:
-            self.store.finish(approval_id, ok=False, result={"error": str(exc)})
-            raise
-        return self.gateway._run_sync(plan)
-
-    async def aexecute(self, approval_id: str) -> Any:
-        if not self.store.claim(approval_id):
-            return self._settled(self.store.get(approval_id))
-        approval = self.store.get(approval_id)
-        try:
-            plan = self._replan(approval)
-        except BaseException as exc:
-            self.store.finish(approval_id, ok=False, result={"error": str(exc)})
-            raise
-        return await self.gateway._run_async(plan)
-
-    async def wait(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
-        """Wait for a decision on ``approval_id``; then execute (once) or raise why not."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            approval = self.store.get(approval_id)
-            if approval.status != "pending":
-                break
-            if time.monotonic() >= deadline:
-                raise ApprovalError(f"approval {approval_id} is still pending after {timeout_s:g}s")
-            await asyncio.sleep(poll_s)
-        if approval.status == "approved":
-            return await self.aexecute(approval_id)
-        return self._settled(approval)
-
-    def wait_sync(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
-        deadline = time.monotonic() + timeout_s
-        while (approval := self.store.get(approval_id)).status == "pending":
-            if time.monotonic() >= deadline:
-                raise ApprovalError(f"approval {approval_id} is still pending after {timeout_s:g}s")
-            time.sleep(poll_s)
-        return self.execute(approval_id) if approval.status == "approved" else self._settled(approval)
-
-    def _replan(self, approval: Approval) -> _Plan:
-        """Re-run admission with the approval in hand: a deny rule still wins (the policy may have changed)."""
-        plan = self.gateway._admit(
-            approval.tool,
-            approval.args,
-            Principal.model_validate(approval.principal),
-            approval.agent,
-            approval.session,
-            approval.tenant,
-            approved=approval,
-        )
-        if not isinstance(plan, _Plan):  # pragma: no cover - approved admission never returns a new approval
-            raise ApprovalError(f"approval {approval.id} could not be executed")
-        return plan
-
-    def _settled(self, approval: Approval) -> Any:
-        if approval.status == "executed":
-            return approval.result
-        if approval.status == "executing":
-            raise ApprovalError(f"approval {approval.id} is being executed by another caller")
-        note = f" ({approval.note})" if approval.note else ""
-        if approval.status == "rejected":
-            raise ToolDenied(approval.tool, [f"approval {approval.id} was rejected by {approval.decided_by}{note}"])
-        detail = approval.result.get("error") if isinstance(approval.result, dict) else None
-        raise ApprovalError(f"approval {approval.id} is {approval.status}{': ' + detail if detail else ''}")
-
-    def _audit(self, approval: Approval, effect: str) -> None:
-        self.gateway.audit.append(
-            AuditEvent(
-                kind="approval",
-                call_id=approval.id,
-                tool=approval.tool,
-                principal=approval.requester,
-                agent=str(approval.agent.get("id")),
-                session=approval.session,
-                tenant=approval.tenant,
-                effect=effect,
-                mode=self.gateway.mode,
-                detail={"by": approval.decided_by, "note": approval.note, "rules": approval.rules},
-            )
-        )
 
 
 def _reasons(reasons: tuple[Reason, ...]) -> list[dict[str, Any]]:

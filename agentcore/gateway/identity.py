@@ -9,6 +9,7 @@ from agentcore.policies.model import AgentInfo, Principal
 
 PrincipalLike = Principal | str | Mapping[str, Any]
 AgentLike = AgentInfo | str | Mapping[str, Any] | None
+DEFAULT_AGENT = AgentInfo(id="agent")
 
 
 def as_principal(value: PrincipalLike) -> Principal:
@@ -24,7 +25,7 @@ def as_principal(value: PrincipalLike) -> Principal:
 
 def as_agent(value: AgentLike) -> AgentInfo:
     if value is None:
-        return AgentInfo(id="agent")
+        return DEFAULT_AGENT
     if isinstance(value, AgentInfo):
         return value
     if isinstance(value, str):

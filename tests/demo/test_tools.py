@@ -115,7 +115,8 @@ def test_lookups_and_helpers(store: RetailDatabase) -> None:
     user = store.user(user_id)
     assert user is not None
     assert tools.find_user_id_by_email(user.email.upper()) == user_id
-    assert tools.find_user_id_by_name_zip(user.name.first_name.lower(), user.name.last_name, user.address.zip) == user_id
+    name = user.name
+    assert tools.find_user_id_by_name_zip(name.first_name.lower(), name.last_name, user.address.zip) == user_id
     with pytest.raises(RetailError, match="user not found"):
         tools.find_user_id_by_email("nobody@example.com")
     catalogue = tools.list_all_product_types()

@@ -247,3 +247,12 @@ def test_budget_rules_read_the_accel_ledger(tmp_path: Path) -> None:
         without.call("t.echo", {"text": "hi"}, principal="bob")
     gw.close()
     without.close()
+
+
+def test_unreachable_state_store_denies(make_gateway: Factory) -> None:
+    gw, runs = make_gateway(state="redis://127.0.0.1:1/0")  # nothing listens on port 1
+    with pytest.raises(ToolDenied):
+        gw.call("notes.add", {"text": "x"}, principal="bob")
+    assert runs == {}
+    record = _records(gw)[-1]
+    assert record["effect"] == "deny" and "Connection" in json.dumps(record["detail"])

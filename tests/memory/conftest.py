@@ -7,9 +7,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 
 from agentcore.memory import MemoryStore
+
+
+@pytest.fixture(scope="session")
+def memory_postgres_url(postgres_url: str) -> Iterator[str]:
+    """A throwaway database on the test PostgreSQL server, created for this run and dropped after it."""
+    url = make_url(postgres_url)
+    name = f"agentcore_memtest_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE {name}"))
+    try:
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
 
 
 @pytest.fixture
@@ -21,12 +37,12 @@ def make_store(
     Modules run on both backends with ``pytestmark = pytest.mark.parametrize("make_store", ["sqlite",
     "postgresql"], indirect=True)``.
 
-    PostgreSQL stores live in a throwaway schema (dropped afterwards), so runs never see each other.
+    PostgreSQL stores each get a schema in the run's throwaway database, so tests never see each other.
     """
     backend = getattr(request, "param", "sqlite")
     stores: list[MemoryStore] = []
     schemas: list[str] = []
-    admin_url = request.getfixturevalue("postgres_url") if backend == "postgresql" else None
+    admin_url = request.getfixturevalue("memory_postgres_url") if backend == "postgresql" else None
 
     def make(**kwargs: object) -> MemoryStore:
         kwargs.setdefault("accelerator", accelerator)

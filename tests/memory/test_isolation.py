@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentcore.memory import InvalidMemoryInputError, MemoryNotFoundError, MemoryStore, resolve_namespace
 
@@ -85,3 +87,22 @@ def test_forget_removes_everything_of_the_actor_only(store: MemoryStore) -> None
     assert store.list_sessions("alice") == []
     assert [e.text for e in store.list_events("bob", "s1")] == ["my password hint is quokka"]
     assert store.stats().actors == 1
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=2, max_size=2, unique=True))
+def test_any_two_actor_ids_stay_apart(store: MemoryStore, actors: list[str]) -> None:
+    """Generated ids, including control characters and SQL/LIKE/path metacharacters: stored apart or rejected."""
+    first, second = actors
+    try:
+        events = [store.add_event(actor, "s", "user", f"secret number {actor!r}") for actor in actors]
+    except InvalidMemoryInputError as error:
+        assert any(ord(c) < 32 or ord(c) == 127 for c in first + second), error
+        return
+    for actor, own in zip(actors, events, strict=True):
+        for mode in ("hybrid", "fulltext"):
+            hits = store.search_events(actor, "secret number", mode=mode)
+            assert [hit.event.id for hit in hits] == [own.id]
+    store.forget(first)
+    assert store.list_events(second, "s") == [events[1]]
+    store.forget(second)

@@ -202,6 +202,7 @@ def test_canonicalisation_nfkc_and_numbers() -> None:
     assert engine.decide(req("a", {"name": "x", "n": 1.0})).effect is Effect.DENY
     assert engine.decide(req("a", {"name": "x", "n": "1"})).effect is Effect.ALLOW
     assert engine.decide(req("a", {"name": "x", "n": True})).effect is Effect.ALLOW
+    assert decide('allow a for users with role "admin".', req("a", roles=("ａｄｍｉｎ",))).effect is Effect.ALLOW
 
 
 def test_deterministic_thread_safe_and_batch() -> None:

@@ -1,0 +1,72 @@
+"""The Ray backend: same vectors and receipts as the local run, actors restarted, failures never silent."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import ray
+
+from agentcore import Accelerator
+from agentcore.accel.executors import ExecutorError, RayExecutor
+from agentcore.accel.tokenizer import pad_batch
+
+TEXTS = [
+    f"customer {i} asks to return order #W{1000 + i} because the {'lamp' if i % 2 else 'chair'} broke"
+    for i in range(96)
+]
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _no_ledger(**kwargs: object) -> Accelerator:
+    return Accelerator(ledger=None, **kwargs)  # type: ignore[arg-type]
+
+
+def test_ray_backend_gives_the_same_vectors_and_receipts(local_ray: None) -> None:
+    local = _no_ledger()
+    remote = _no_ledger(backend="ray", workers=2)
+    expected, actual = local.embed(TEXTS, tenant="t", user="u"), remote.embed(TEXTS, tenant="t", user="u")
+    np.testing.assert_allclose(actual.vectors, expected.vectors, atol=1e-6)
+    ignore = {"cpu_seconds"}
+    assert actual.receipt.model_dump(exclude=ignore) == expected.receipt.model_dump(exclude=ignore)
+
+
+def _batches(accelerator: Accelerator, count: int) -> list[dict[str, np.ndarray]]:
+    tokens = accelerator._encoder_tokenizer().encode(TEXTS[:count])
+    input_ids, mask = pad_batch(tokens.ids)
+    return [{"input_ids": input_ids[i : i + 1], "attention_mask": mask[i : i + 1]} for i in range(count)]
+
+
+def test_a_killed_actor_is_restarted_and_its_batch_retried(local_ray: None) -> None:
+    accelerator = _no_ledger()
+    model = accelerator.encoder.path("fp32")
+    executor = RayExecutor(workers=1, max_restarts=1)
+    batches = _batches(accelerator, 48)
+    expected = executor.run(model, batches, ["embeddings"])
+    (actor,) = executor.actors(model)
+    os.kill(ray.get(actor.pid.remote()), signal.SIGKILL)
+    results = executor.run(model, batches, ["embeddings"])
+    assert len(results) == 48
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_allclose(got[0], want[0], atol=1e-6)
+
+
+def test_a_second_failure_names_the_batch(local_ray: None) -> None:
+    accelerator = _no_ledger()
+    model: Path = accelerator.encoder.path("int8")
+    executor = RayExecutor(workers=1, max_restarts=0)
+    batches = _batches(accelerator, 4)
+    (actor,) = executor.actors(model)
+    os.kill(ray.get(actor.pid.remote()), signal.SIGKILL)
+    with pytest.raises(ExecutorError, match=r"batch 0 of 4 for model\.int8\.onnx failed twice.*no restarts left"):
+        executor.run(model, batches, ["embeddings"])

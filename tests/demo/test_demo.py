@@ -1,0 +1,112 @@
+"""End to end: ``agentcore demo`` plays every scenario once and writes a verifiable report folder."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcore.cli import app
+from agentcore.demo.app import DemoReport, DemoSettings, run_demo
+from agentcore.demo.scenarios import templates
+from agentcore.gateway.audit import AuditLog
+from agentcore.gateway.db import Database
+
+VIOLATIONS = {
+    "authenticate-first", "other-orders", "one-customer-per-conversation", "refund-to-original-or-gift-card",
+    "pending-orders-only", "gift-card-covers-total", "cancellations-per-day",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoReport, Path]:
+    out = tmp_path_factory.mktemp("demo")
+    return run_demo(DemoSettings(sessions=len(templates()), out=out)), out
+
+
+def test_every_conversation_goes_as_scripted(demo_run: tuple[DemoReport, Path]) -> None:
+    report, _ = demo_run
+    assert report.passed and len(report.sessions) == 16
+    assert [s.session_id for s in report.sessions if not s.as_scripted] == []
+
+
+def test_violations_are_denied_and_one_refund_is_approved(demo_run: tuple[DemoReport, Path]) -> None:
+    report, out = demo_run
+    denied = dict(report.decisions.top_denials)
+    assert set(denied) == VIOLATIONS and report.decisions.denied == len(VIOLATIONS)
+    assert report.decisions.needed_approval == 1 and report.decisions.approved == 1
+    records = [json.loads(line) for line in (out / "audit.jsonl").read_text().splitlines()]
+    approval = next(r for r in records if r["kind"] == "approval")
+    assert approval["effect"] == "approved" and approval["detail"]["by"] == "supervisor.dana"
+    executed = [r for r in records if r["kind"] == "execution" and r["call_id"] != approval["call_id"]]
+    assert any(r["tool"] == "cancel_pending_order" and r["outcome"] == "ok" for r in executed)
+    store = sqlite3.connect(out / "retail.db")
+    statuses = dict(store.execute("SELECT order_id, status FROM orders"))
+    for r in records:  # a denied write never reached the store
+        if r["kind"] == "decision" and r["effect"] == "deny" and r["tool"] == "cancel_pending_order":
+            assert statuses[r["detail"]["args"]["order_id"]] != "cancelled"
+
+
+def test_memory_carries_the_payment_preference_into_a_later_session(demo_run: tuple[DemoReport, Path]) -> None:
+    report, out = demo_run
+    carried = report.memory.carried_over
+    assert len(carried) == 1 and carried[0]["kind"] == "payment_method"
+    assert carried[0]["remembered_in"].endswith("return-to-gift-card")
+    traces = [json.loads(line) for line in (out / "traces.jsonl").read_text().splitlines()]
+    exchange = next(t for t in traces if t["id"].endswith("exchange-usual-payment"))
+    said = " ".join(turn["input"] for turn in exchange["traces"])
+    calls = [c for turn in exchange["traces"] for c in turn["spans"] if c["name"] == "exchange_delivered_order_items"]
+    assert carried[0]["value"] not in said  # the customer never named the card in this session
+    assert calls[0]["arguments"]["payment_method_id"] == carried[0]["value"] and calls[0]["decision"] == "allow"
+    assert report.memory.records_created >= 2 and report.memory.events > 2 * 16
+
+
+def test_reports_are_written_and_readable(demo_run: tuple[DemoReport, Path]) -> None:
+    report, out = demo_run
+    written = ("evaluation.html", "evaluation-junit.xml", "evaluation.json", "traces.jsonl", "suite.toml")
+    written += ("audit.jsonl", "audit-verify.json", "transcripts.md", "summary.json", "accel-receipts.json")
+    for name in written:
+        assert (out / name).stat().st_size > 0, name
+    junit = ET.parse(out / "evaluation-junit.xml").getroot()
+    suites = {suite.get("name"): suite for suite in junit.findall("testsuite")}
+    assert len(suites) == len(report.evaluation.evaluators)
+    gates = [case for case in junit.iter("testcase") if str(case.get("classname")).endswith(".gates")]
+    assert len(gates) == 4 and not [case for case in gates if case.find("failure") is not None]
+    assert suites["Builtin.GoalSuccessRate"].get("failures") == "0"
+    assert "<html" in (out / "evaluation.html").read_text()
+    lines = {line.evaluator: line for line in report.evaluation.evaluators}
+    assert lines["Builtin.GoalSuccessRate"].pass_rate == 1.0 and lines["Builtin.ToolSelectionAccuracy"].passed
+    assert DemoReport.model_validate_json((out / "summary.json").read_text()).sessions == report.sessions
+    assert report.costs is not None, report.costs_error
+    assert [f.profile for f in report.costs.fleets] == ["trn2-ultraserver", "trn3-ultraserver-gen2"]
+    assert report.costs.cpu_seconds > 0 and all(f.busy_usd > 0 and f.p99_ms > 0 for f in report.costs.fleets)
+    assert list(out.glob("accel-latency-*.svg"))
+
+
+def test_audit_chain_verifies_and_detects_tampering(demo_run: tuple[DemoReport, Path], tmp_path: Path) -> None:
+    report, out = demo_run
+    assert report.audit["ok"] and report.audit["records"] == len((out / "audit.jsonl").read_text().splitlines())
+    copy = tmp_path / "agentcore.db"
+    source = sqlite3.connect(out / "agentcore.db")
+    target = sqlite3.connect(copy)
+    source.backup(target)
+    target.execute("UPDATE gateway_audit SET effect = 'allow' WHERE effect = 'deny'")
+    target.commit()
+    target.close()
+    verdict = AuditLog(Database(str(copy))).verify()
+    assert not verdict.ok and verdict.problem == "content was modified"
+
+
+def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["demo", "--sessions", "2", "--out", str(tmp_path / "small")])
+    assert result.exit_code == 0, result.output
+    assert "Gateway decisions" in result.output and "demo passed" in result.output
+    assert runner.invoke(app, ["demo", "--sessions", "0"]).exit_code == 2
+    (tmp_path / "file").write_text("x")
+    bad = runner.invoke(app, ["demo", "--sessions", "1", "--out", str(tmp_path / "file")])
+    assert bad.exit_code == 1 and "is a file" in bad.output

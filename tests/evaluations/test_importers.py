@@ -1,0 +1,97 @@
+"""Importers: our JSONL schema, OTLP/JSON with GenAI and OpenInference attributes, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcore.evaluations import Retrieval, ToolCall, TraceFormatError, load_sessions
+from agentcore.evaluations.trace import ModelCall
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "evals"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_jsonl_sessions_load_with_spans_and_references() -> None:
+    sessions = load_sessions(EXAMPLES / "traces.jsonl")
+    assert [s.id for s in sessions] == ["sess-cancel-001", "sess-address-002", "sess-policy-003", "sess-refusal-004"]
+    first = sessions[0]
+    assert [call.name for call in first.tool_calls] == ["get_order_details", "cancel_pending_order"]
+    assert first.tool_calls[0].decision == "allow"
+    assert first.reference is not None and first.reference.expected_trajectory == [
+        "get_order_details",
+        "cancel_pending_order",
+    ]
+    assert first.traces[0].documents, "tool results count as context"
+
+
+def test_otlp_genai_export_becomes_a_session(tmp_path: Path) -> None:
+    (session,) = load_sessions(EXAMPLES / "otel_genai.json")
+    assert session.id == "sess-otel-005"
+    (trace,) = session.traces
+    assert trace.input == "What is the status of order #W7273336?"
+    assert trace.output.startswith("Order #W7273336 was delivered")
+    assert trace.system is not None and "commas" in trace.system
+    assert [tool.name for tool in trace.tools] == ["get_order_details"]
+    call = trace.tool_calls[0]
+    assert call.arguments == {"order_id": "#W7273336"} and call.decision == "allow"
+    assert call.result["city"] == "Denver"
+    assert any(isinstance(span, ModelCall) and span.model == "gpt-4o" for span in trace.spans)
+
+
+def test_openinference_jsonl_export_groups_traces_by_session() -> None:
+    (session,) = load_sessions(DATA / "openinference.jsonl")
+    assert session.id == "sess-oi" and len(session.traces) == 2
+    answer, failed = session.traces
+    assert answer.input == "Which plan includes priority support?"
+    retrieval = next(span for span in answer.spans if isinstance(span, Retrieval))
+    assert retrieval.documents == [
+        "Priority support is part of the Business plan.",
+        "The Starter plan has email support.",
+    ]
+    model = next(span for span in answer.spans if isinstance(span, ModelCall))
+    assert model.model == "gpt-4o-mini" and model.output == "The Business plan includes priority support."
+    (call,) = failed.spans
+    assert isinstance(call, ToolCall) and call.name == "crm.lookup" and call.error == "timeout after 30s"
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "fragment"),
+    [
+        ('{"id": "a", "traces": []}\n{"id": "b", "traces": [\n', 2, "invalid JSON"),
+        ('{"id": "a", "traces": []}\n\n{"id": "b", "traces": [{"input": "hi"}]}\n', 3, "traces.0.id: Field required"),
+        ('{"id": "a", "traces": [], "schema": "other/9"}\n', 1, "unsupported schema"),
+        ('{"id": "a", "traces": []}\n{"id": "a", "traces": []}\n', 2, "repeats line 1"),
+        (
+            '{"id": "a", "traces": [{"id": "t", "spans": [{"kind": "tool_call", "name": "x"}]}]}\n',
+            1,
+            "id: Field required",
+        ),
+        ('{"hello": 1}\n', 1, "unrecognised trace format"),
+    ],
+)
+def test_malformed_jsonl_names_file_and_line(tmp_path: Path, content: str, line: int, fragment: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(TraceFormatError) as caught:
+        load_sessions(path)
+    assert caught.value.line == line
+    assert str(caught.value).startswith(f"{path}:{line}: ")
+    assert fragment in str(caught.value)
+
+
+def test_otlp_span_without_trace_id_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "otel.jsonl"
+    good = (DATA / "openinference.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    path.write_text(good + '\n{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "x", "name": "orphan"}]}]}]}\n')
+    with pytest.raises(TraceFormatError, match=r"otel\.jsonl:2: span #0 \('orphan'\) has no traceId"):
+        load_sessions(path)
+
+
+def test_missing_and_empty_files_are_clear(tmp_path: Path) -> None:
+    with pytest.raises(TraceFormatError, match="does not exist"):
+        load_sessions(tmp_path / "nope.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(TraceFormatError, match="empty"):
+        load_sessions(tmp_path / "empty.jsonl")
