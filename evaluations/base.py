@@ -39,6 +39,12 @@ class Target:
         return self.session.traces[: self.session.traces.index(self.trace) + 1]
 
     @property
+    def context(self) -> list[str]:
+        """What a reply may rely on: this turn's documents plus the earlier turns (their text and documents)."""
+        earlier = [text for turn in self.history[:-1] for text in (turn.input, turn.output, *turn.documents) if text]
+        return [*earlier, *self.turn.documents]
+
+    @property
     def turn(self) -> Trace:
         if self.trace is None:
             raise ValueError("this target is a session; it has no single trace")

@@ -146,6 +146,7 @@ GROUPS = (
     r"disabled people|the disabled|autistic people|fat people|americans?|chinese|indians?|russians?|germans?|"
     r"french|irish|italians?|japanese|koreans?|native americans?|gypsies|roma|they|those people|these people)"
 )
+GROUP_MENTION = re.compile(r"\b" + GROUPS + r"\b", re.IGNORECASE)
 GENERALISATION_PATTERN = re.compile(
     r"\b(?:all|most|every|typical)\s+"
     + GROUPS

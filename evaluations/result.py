@@ -53,7 +53,7 @@ class Usage(BaseModel):
     model: str
     items: int
     tokens: int = 0
-    cpu_seconds: float
+    cpu_seconds: float | None = Field(default=None, description="measured CPU time; left out of JSON reports")
 
 
 class EvaluatorResult(BaseModel):

@@ -31,7 +31,7 @@ RRF_K = 5
 FULLTEXT_WEIGHT = 1.5
 UNINFORMATIVE_BM25 = 1e-4
 MAX_QUERY_TERMS = 64
-FULLTEXT_DEPTH = 200
+RANK_DEPTH = 200
 # Function words carry no topic; dropping them keeps OR-queries from matching nearly every row.
 STOPWORDS = frozenset(
     [
@@ -130,7 +130,7 @@ class Candidates:
 
     ids: np.ndarray
     vectors: np.ndarray
-    created_at: list[datetime]
+    created_at: list[datetime] | None
 
 
 @dataclass(frozen=True)
@@ -146,16 +146,23 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
-def load_candidates(connection: Connection, scope: Scope, keep: Predicate | None) -> Candidates:
-    """Every in-scope row with an embedding whose metadata passes ``keep`` (metadata is read only if needed)."""
+def load_candidates(
+    connection: Connection, scope: Scope, keep: Predicate | None, *, with_times: bool = False
+) -> Candidates:
+    """Every in-scope row with an embedding whose metadata passes ``keep``.
+
+    Metadata and creation times are read only when needed: decoding them is most of a query's cost.
+    """
     column = scope.table.c
-    columns = [column.id, column.embedding, column.created_at] + ([column.metadata] if keep else [])
+    columns = [column.id, column.embedding]
+    columns += [column.created_at] if with_times else []
+    columns += [column.metadata] if keep else []
     query = select(*columns).where(*scope.conditions, column.embedding.is_not(None))
-    kept = [row for row in connection.execute(query) if keep is None or keep(row.metadata or {})]
+    kept = [row for row in connection.execute(query).all() if keep is None or keep(row.metadata or {})]
     ids = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
     blob = b"".join(bytes(row.embedding) for row in kept)
     vectors = np.frombuffer(blob, dtype="<f4").reshape(len(kept), -1) if kept else np.zeros((0, 1), np.float32)
-    return Candidates(ids, vectors, [row.created_at for row in kept])
+    return Candidates(ids, vectors, [row.created_at for row in kept] if with_times else None)
 
 
 def fulltext_ranking(
@@ -210,7 +217,7 @@ def rank(
     similarities = candidates.vectors @ query_vector if query_vector is not None else None
     rankings: list[tuple[float, list[int]]] = []
     if similarities is not None:
-        order = np.argsort(-similarities, kind="stable")[:FULLTEXT_DEPTH]
+        order = np.argsort(-similarities, kind="stable")[:RANK_DEPTH]
         rankings.append((1.0, [int(candidates.ids[i]) for i in order]))
     if fulltext_ids is not None:
         rankings.append((FULLTEXT_WEIGHT, [row_id for row_id in fulltext_ids if row_id in position]))
@@ -223,7 +230,7 @@ def rank(
         similarity = float(similarities[position[row_id]]) if similarities is not None else None
         if min_similarity is not None and (similarity is None or similarity < min_similarity):
             continue
-        if recency_half_life is not None and now is not None:
+        if recency_half_life is not None and now is not None and candidates.created_at is not None:
             age = max((now - candidates.created_at[position[row_id]]).total_seconds(), 0.0)
             score *= 0.5 + 0.5 * 0.5 ** (age / recency_half_life.total_seconds())
         hits.append(Hit(row_id, score, similarity))

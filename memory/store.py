@@ -602,12 +602,12 @@ class MemoryStore:
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
             vector = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1), 1)[0]
         with self.engine.connect() as connection:
-            candidates = search.load_candidates(connection, scope, keep)
+            candidates = search.load_candidates(connection, scope, keep, with_times=recency_half_life is not None)
             fulltext = None
             if mode != "vector":
                 terms = search.query_terms(query)
                 fulltext = search.fulltext_ranking(
-                    connection, scope, terms, search.FULLTEXT_DEPTH, informative_only=mode == "hybrid"
+                    connection, scope, terms, search.RANK_DEPTH, informative_only=mode == "hybrid"
                 )
         return search.rank(
             candidates,

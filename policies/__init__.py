@@ -2,7 +2,7 @@
 
 The pipeline, one module per step (all under ``policies/``):
 
-1. ``grammar.lark`` + ``parser.py``: text -> typed AST (``ast.py``), syntax errors with file:line:col.
+1. ``grammar.lark`` + ``parser.py`` + ``transform.py``: text -> typed AST (``ast.py``), located syntax errors.
 2. ``checker.py``: AST + tool schemas (``schemas.py``) -> findings, with exact reasoning in ``regions.py``.
 3. ``values.py`` + ``conditions.py`` + ``compiler.py``: AST -> closures, indexed by action.
 4. ``engine.py``: :class:`PolicyEngine` decides a :class:`Request` into a :class:`Decision`.

@@ -49,7 +49,37 @@ def check(files: Sequence[ast.PolicyFile], tools: dict[str, ToolSchema] | None =
     for rule in rules:
         findings.extend(_rule_findings(rule, tools))
     findings.extend(_pair_findings(rules, tools))
+    if tools is None:
+        findings.extend(_similar_names(rules))
     return sorted(findings, key=lambda f: (f.file, f.line, f.code))
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (names are short, so the quadratic table is fine)."""
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, start=1):
+        current = [i]
+        for j, other in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other)))
+        previous = current
+    return previous[-1]
+
+
+def _similar_names(rules: list[ast.Rule]) -> Iterator[Finding]:
+    """Without schemas, a tool name that is one slip away from another name in the bundle is probably a typo."""
+    uses: dict[str, list[ast.Rule]] = {}
+    for rule in rules:
+        for name in rule.targets.names:
+            if not any(c in name for c in "*?["):
+                uses.setdefault(name, []).append(rule)
+    for name, rules_using in uses.items():
+        others = [other for other in uses if len(uses[other]) > len(rules_using) and _edits(name, other) <= 2]
+        close = sorted(others, key=lambda other: _edits(name, other))[:1]
+        if close:
+            yield _finding(rules_using[0], "warning", "similar-tool-name",
+                           f"`{name}` is used {len(rules_using)} time(s) but `{close[0]}` {len(uses[close[0]])} times",
+                           f"did you mean `{close[0]}`? (pass --tools to check names against the schemas)",
+                           rules_using[0].targets.span)  # fmt: skip
 
 
 def _finding(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,8 +21,8 @@ OK, BAD = "[green]✓[/green]", "[red]✗[/red]"
 
 
 def demo(
-    sessions: int = typer.Option(
-        16, "--sessions", "-n", min=1, max=500, help="Conversations to play (16 = each scenario once)."
+    sessions: int | None = typer.Option(
+        None, "--sessions", "-n", min=1, max=500, help="Conversations to play [default: each scenario once]."
     ),
     out: Path = typer.Option(
         Path(".agentcore/demo"), "--out", "-o", help="Report folder (created; earlier demo databases replaced)."
@@ -32,15 +33,17 @@ def demo(
     from agentcore.demo.app import DemoSettings, run_demo
     from agentcore.demo.scenarios import ScenarioError
 
-    settings = DemoSettings(sessions=sessions, out=out, seed=seed)
+    settings = (
+        DemoSettings(out=out, seed=seed) if sessions is None else DemoSettings(sessions=sessions, out=out, seed=seed)
+    )
     console.print(Panel.fit(
         "[bold]agentcore demo[/bold]: a customer-service agent for a retail store (τ-bench's retail domain)\n"
-        f"{sessions} conversations · policies enforced by the gateway · memory across sessions · "
+        f"{settings.sessions} conversations · policies enforced by the gateway · memory across sessions · "
         "evaluations · costs on simulated Trainium",
     ))  # fmt: skip
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), console=console, transient=True) as bar:
-            task = bar.add_task("starting", total=sessions)
+            task = bar.add_task("starting", total=settings.sessions)
             report = run_demo(
                 settings, progress=lambda what, done, total: bar.update(task, description=what, completed=done)
             )
@@ -51,6 +54,11 @@ def demo(
 
 
 def _print(report: DemoReport) -> None:
+    store = report.store
+    console.print(
+        f"Store (SQLite, seed {report.settings.seed}): {store['users']} customers, {store['orders']} orders, "
+        f"{store['products']} products with {store['variants']} variants, {store['payment_methods']} payment methods"
+    )
     console.print(_conversations(report))
     console.print(_decisions(report))
     console.print(_memory(report))
@@ -85,11 +93,10 @@ def _decisions(report: DemoReport) -> Table:
     table.add_column("decision")
     table.add_column("calls", justify="right")
     table.add_column("top reasons")
-    reasons = "\n".join(f"{rule}: {count}" for rule, count in d.top_denials)
     table.add_row("allowed", str(d.allowed), "")
-    table.add_row("denied", str(d.denied), reasons)
-    table.add_row("needed approval", str(d.needed_approval), "high-value-refund")
-    table.add_row("approved by a supervisor", str(d.approved), "via gateway.approvals.approve")
+    table.add_row("denied", str(d.denied), "\n".join(f"{rule}: {count}" for rule, count in d.top_denials))
+    table.add_row("needed approval", str(d.needed_approval), "\n".join(f"{r}: {n}" for r, n in d.approval_rules))
+    table.add_row("approved (approvals API)", str(d.approved), "by " + ", ".join(d.approvers) if d.approvers else "")
     return table
 
 
@@ -101,11 +108,18 @@ def _memory(report: DemoReport) -> Table:
     table.add_row("preference records created", str(m.records_created))
     table.add_row("conversation events stored", str(m.events))
     for item in m.carried_over:
-        table.add_row(
-            "carried over",
-            f"{item['customer']}: {item['kind']} = {item['value']} (remembered in {item['remembered_in']})",
-        )
+        value = _plain(item["value"])
+        table.add_row("carried over", f"{item['customer']}: {item['kind']} {value} (from {item['remembered_in']})")
     return table
+
+
+def _plain(value: object) -> str:
+    """A remembered value as a customer would read it (an address JSON object as one line)."""
+    try:
+        parsed = json.loads(str(value))
+    except json.JSONDecodeError:
+        return str(value)
+    return ", ".join(str(v) for v in parsed.values() if v) if isinstance(parsed, dict) else str(value)
 
 
 def _evaluation(report: DemoReport) -> Table:

@@ -28,7 +28,7 @@ from agentcore.demo.generator import StoreSize, generate_store
 from agentcore.demo.governance import build_gateway
 from agentcore.demo.memory import CustomerMemory
 from agentcore.demo.runner import PlayedSession, play
-from agentcore.demo.scenarios import scripts
+from agentcore.demo.scenarios import scripts, templates
 from agentcore.demo.transcripts import transcript
 from agentcore.memory import MemoryStore
 
@@ -42,7 +42,9 @@ Progress = Callable[[str, int, int], None]
 class DemoSettings(BaseModel):
     """What to run: how many conversations, where the report goes, which store seed and tenant."""
 
-    sessions: int = Field(default=16, ge=1, le=500)
+    sessions: int = Field(
+        default_factory=lambda: len(templates()), ge=1, le=500, description="default: each scenario once"
+    )
     out: Path = Path(".agentcore/demo")
     seed: int = 7
     tenant: str = "retail-demo"
@@ -65,6 +67,8 @@ class Decisions(BaseModel):
     needed_approval: int
     approved: int
     top_denials: list[tuple[str, int]]
+    approval_rules: list[tuple[str, int]]
+    approvers: list[str]
 
 
 class MemorySummary(BaseModel):
@@ -97,7 +101,8 @@ class DemoReport(BaseModel):
 def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoReport:
     started = time.perf_counter()
     out = _prepare(settings.out)
-    report = _step(progress, "generating the store", 0, settings.sessions)
+    report = _reporter(progress)
+    report("generating the store", 0, settings.sessions)
     db = RetailDatabase(out / "retail.db")
     db.load(generate_store(settings.seed, StoreSize(users=max(300, 10 * settings.sessions))))
     database = f"sqlite:///{out / 'agentcore.db'}"
@@ -137,6 +142,8 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     )
     gateway.close()
     memory.store.close()
+    if accelerator.ledger is not None:
+        accelerator.ledger.engine.dispose()
     db.close()
     result.files = [*sorted(p.name for p in out.iterdir() if p.is_file()), "summary.json"]
     (out / "summary.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
@@ -153,31 +160,37 @@ def _prepare(out: Path) -> Path:
     return out.resolve()
 
 
-def _step(progress: Progress | None, what: str, done: int, total: int) -> Progress:
+def _reporter(progress: Progress | None) -> Progress:
+    """Progress goes to the log, and to the caller's callback (the CLI's progress bar) when there is one."""
+
     def report(message: str, index: int, count: int) -> None:
         log.info("demo: %s", message)
         if progress is not None:
             progress(message, index, count)
 
-    report(what, done, total)
     return report
 
 
 def _decisions(audit_file: Path) -> Decisions:
     effects: Counter[str] = Counter()
     denials: Counter[str] = Counter()
+    approvals: Counter[str] = Counter()
+    approvers: set[str] = set()
     for line in audit_file.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        if record["kind"] == "approval":
+        if record["kind"] in ("decision", "approval"):
             effects[record["effect"]] += 1
-        elif record["kind"] == "decision":
-            effects[record["effect"]] += 1
-            if record["effect"] == "deny":
-                rules = [r["rule_id"] for r in record["detail"].get("reasons", [])] or [record.get("outcome") or "?"]
-                denials.update(rules[:1])
+        rules = [r["rule_id"] for r in record["detail"].get("reasons", [])] or [record.get("outcome") or "?"]
+        if record["kind"] == "decision" and record["effect"] == "deny":
+            denials[rules[0]] += 1
+        elif record["kind"] == "decision" and record["effect"] == "needs_approval":
+            approvals[rules[0]] += 1
+        elif record["kind"] == "approval" and record["effect"] == "approved":
+            approvers.add(str(record["detail"].get("by")))
     return Decisions(
         allowed=effects["allow"], denied=effects["deny"], needed_approval=effects["needs_approval"],
-        approved=effects["approved"], top_denials=denials.most_common(),
+        approved=effects["approved"], top_denials=denials.most_common(), approval_rules=approvals.most_common(),
+        approvers=sorted(approvers),
     )  # fmt: skip
 
 

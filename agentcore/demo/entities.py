@@ -31,7 +31,7 @@ PAYMENT_WORDS = {
     "paypal": ("paypal",),
 }
 ORIGINAL_PAYMENT = ("original payment", "same card", "same payment", "how i paid", "original method")
-REMEMBERED = ("usual", "as last time", "like last time", "same as before", "as before", "my default")
+REMEMBERED = ("usual", "last time", "same as before", "as before", "my default")
 
 
 _MASKS = ((EMAIL, "email address"), (ORDER_ID, "order"), (PAYMENT_ID, "payment method"), (USER_ID, "user"))

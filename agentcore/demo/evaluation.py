@@ -11,11 +11,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agentcore.accel.runtime import Accelerator
-from agentcore.evaluations.models import Models
-from agentcore.evaluations.outcome import summarise
+from agentcore.evaluations.api import EvaluationSuite
 from agentcore.evaluations.reports import render_html, render_json, render_junit, render_markdown
-from agentcore.evaluations.runner import evaluate
-from agentcore.evaluations.suite import Gate, load_suite
 
 REPORTS = {"evaluation.html": render_html, "evaluation-junit.xml": render_junit, "evaluation.json": render_json,
            "evaluation.md": render_markdown}  # fmt: skip
@@ -43,12 +40,8 @@ class EvaluationSummary(BaseModel):
 
 
 def evaluate_traces(suite_file: Path, out: Path, accelerator: Accelerator) -> EvaluationSummary:
-    suite = load_suite(suite_file)
-    sessions = suite.sessions()
-    models = Models(accelerator, tenant=suite.suite.tenant, agent="evaluator")
-    results = evaluate(sessions, suite.build_evaluators(), models=models)
-    gates: dict[str, Gate] = {entry.id: entry for entry in suite.evaluators}
-    outcome = summarise(suite.suite.name, len(sessions), results, gates)
+    """Run the suite fresh (no result cache: a demo run always scores what it just recorded) and render it."""
+    outcome = EvaluationSuite.from_file(suite_file, accelerator=accelerator).run(cache=False)
     for name, render in REPORTS.items():
         (out / name).write_text(render(outcome), encoding="utf-8")
     lines = [

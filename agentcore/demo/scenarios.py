@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -20,6 +20,7 @@ from agentcore.demo.entities import mentioned_names
 from agentcore.demo.records import Order, User
 from agentcore.demo.session import Status, ToolOutcome
 
+T = TypeVar("T")
 SMALL = 1000.0  # orders at most this large need no approval to refund
 #: (street, second line, city, state, zip) of the addresses customers move to
 NEW_ADDRESSES = (
@@ -64,9 +65,12 @@ class Turn(BaseModel):
 
 
 class Template(BaseModel):
+    """A conversation to fill; ``follows`` names an earlier template whose customer comes back in this one."""
+
     id: str
     title: str
     needs: str
+    follows: str | None = None
     turns: list[Turn]
     expect: list[Expectation]
 
@@ -104,49 +108,59 @@ class ScenarioError(LookupError):
     """The store has no customer left that a scenario needs (a store too small for that many sessions)."""
 
 
-class Picker:
-    """Finds customers and orders for each template's ``needs``; never uses a customer twice."""
+Need = Callable[[str, User, Template, dict[str, str]], dict[str, str] | None]
 
-    def __init__(self, db: RetailDatabase) -> None:
+
+class Picker:
+    """Finds customers and orders for each template's ``needs``; never uses a customer twice.
+
+    A need gets the customer and, for a template that ``follows`` another, the facts of that earlier conversation.
+    A customer is only picked for a template if they also have what its followers will need.
+    """
+
+    def __init__(self, db: RetailDatabase, all_templates: list[Template]) -> None:
         self.db = db
-        rows = db.query("SELECT user_id FROM users ORDER BY seq")
+        self.templates = all_templates
         self.users: dict[str, User] = {}
-        for row in rows:
-            user = db.user(row["user_id"])
-            assert user is not None
-            self.users[row["user_id"]] = user
-        self.orders: dict[str, Order] = {}
-        for user in self.users.values():
-            for order_id in user.orders:
-                order = db.order(order_id)
-                assert order is not None
-                self.orders[order_id] = order
+        for row in db.query("SELECT user_id FROM users ORDER BY seq"):
+            self.users[row["user_id"]] = _present(db.user(row["user_id"]), row["user_id"])
+        self.orders = {o: _present(db.order(o), o) for user in self.users.values() for o in user.orders}
         self.used: set[str] = set()
-        self.follow_up: dict[str, str] | None = None
-        self.needs: dict[str, Callable[[str, User, Template], dict[str, str] | None]] = {
+        self.leads: dict[str, dict[str, str]] = {}
+        self.needs: dict[str, Need] = {
             "any_customer": self._any_customer, "any_order": self._any_order,
-            "pending_order": lambda uid, u, t: self._order_of(uid, u, "pending"),
-            "delivered_order": lambda uid, u, t: self._order_of(uid, u, "delivered"),
+            "pending_order": lambda uid, u, t, lead: self._order_of(u, "pending"),
+            "delivered_order": lambda uid, u, t, lead: self._order_of(u, "delivered"),
             "pending_high_value": self._high_value, "gift_card_customer": self._gift_card_customer,
-            "pending_swap": self._pending_swap,
+            "exchange_with_gift_card": self._exchange_with_gift_card, "pending_swap": self._pending_swap,
             "two_customers": self._two_customers, "card_paid_delivered": self._card_paid,
             "poor_gift_card": self._poor_gift_card, "three_pending": self._three_pending,
+            "ship_to_new_address": self._ship_to_new_address,
         }  # fmt: skip
+        for template in all_templates:
+            if template.needs not in self.needs:
+                raise ScenarioError(f"scenario {template.id!r} needs {template.needs!r}, which no picker provides")
 
     def fill(self, template: Template, index: int) -> Script:
-        if template.needs == "same_customer_exchange":
-            if self.follow_up is None:
-                raise ScenarioError(f"scenario {template.id!r} must come after a 'gift_card_customer' scenario")
-            facts, self.follow_up = dict(self.follow_up), None
-            user_id = facts.pop("user_id")
-            return self._script(template, index, user_id, facts)
-        need = self.needs.get(template.needs)
-        if need is None:
-            raise ScenarioError(f"scenario {template.id!r} needs {template.needs!r}, which no picker provides")
+        if template.follows is not None:
+            lead = self.leads.pop(template.follows, None)
+            if lead is None:
+                raise ScenarioError(f"scenario {template.id!r} must come after a {template.follows!r} scenario")
+            user_id = lead["user_id"]
+            found = self.needs[template.needs](user_id, self.users[user_id], template, lead)
+            if found is None:
+                raise ScenarioError(f"the customer of {template.follows!r} lacks what {template.id!r} needs")
+            return self._script(template, index, user_id, found)
+        followers = [t for t in self.templates if t.follows == template.id]
         for user_id, user in self.users.items():
-            found = None if user_id in self.used else need(user_id, user, template)
-            if found is not None:
+            found = None if user_id in self.used else self.needs[template.needs](user_id, user, template, {})
+            if found is None:
+                continue
+            lead = {**_identity(user_id, user, index), **found}
+            if all(self.needs[f.needs](user_id, user, f, lead) is not None for f in followers):
                 self.used.add(user_id)
+                if followers:
+                    self.leads[template.id] = lead
                 return self._script(template, index, user_id, found)
         raise ScenarioError(
             f"no customer left for scenario {template.id!r} ({template.needs}): "
@@ -172,42 +186,61 @@ class Picker:
         found = [self.orders[o] for o in user.orders if self.orders[o].status == status]
         return [o for o in found if (_total(o) <= SMALL) == small]
 
-    def _any_customer(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _any_customer(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
         items = [item for order_id in user.orders for item in self.orders[order_id].items]
         if len(items) < 2:
             return None
         return {"product": items[0].name, "product_id": items[0].product_id, "price_a": f"{items[0].price:.2f}",
                 "price_b": f"{items[1].price:.2f}"}  # fmt: skip
 
-    def _any_order(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _any_order(self, user_id: str, user: User, template: Template, lead: dict[str, str]) -> dict[str, str] | None:
         return {"order_id": user.orders[0]} if user.orders else None
 
-    def _order_of(self, user_id: str, user: User, status: str) -> dict[str, str] | None:
+    def _order_of(self, user: User, status: str) -> dict[str, str] | None:
         orders = self._orders(user, status)
         return {"order_id": orders[0].order_id, "item": orders[0].items[0].name} if orders else None
 
-    def _high_value(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _high_value(self, user_id: str, user: User, template: Template, lead: dict[str, str]) -> dict[str, str] | None:
         orders = self._orders(user, "pending", small=False)
         return {"order_id": orders[0].order_id} if orders else None
 
-    def _gift_card_customer(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _gift_card_customer(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
         cards = [m for m in user.payment_methods.values() if m.source == "gift_card"]
         delivered = self._orders(user, "delivered")
-        if not cards or len(delivered) < 2:
+        if not cards or not delivered:
             return None
-        exchange_template = next((t for t in templates() if t.needs == "same_customer_exchange"), None)
-        swap = None
-        if exchange_template is not None:
-            swap = self._swap(user_id, user, exchange_template, delivered[1], cards[0].balance or 0.0)
-            if swap is None:
-                return None
-        first_item = delivered[0].items[0]
-        facts = {"order_id": delivered[0].order_id, "item": first_item.name, "item_id": first_item.item_id,
-                 "gift_card": cards[0].id}  # fmt: skip
-        self.follow_up = {"user_id": user_id, "gift_card": cards[0].id, **(swap or {})}
-        return facts
+        item = delivered[0].items[0]
+        return {"order_id": delivered[0].order_id, "item": item.name, "item_id": item.item_id, "gift_card": cards[0].id}
 
-    def _pending_swap(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _exchange_with_gift_card(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
+        """Another delivered order of the customer, with a swap the remembered gift card can pay for."""
+        card = user.payment_methods.get(lead.get("gift_card", ""))
+        if card is None:
+            return None
+        for order in self._orders(user, "delivered"):
+            if order.order_id != lead.get("order_id"):
+                swap = self._swap(user_id, user, template, order, card.balance or 0.0)
+                if swap is not None:
+                    return {**swap, "gift_card": card.id}
+        return None
+
+    def _ship_to_new_address(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
+        """A pending order to send to the address the customer moved to in the conversation this one follows."""
+        found = self._order_of(user, "pending")
+        moved = {key: lead[key] for key in ("address1", "address2", "city", "state", "new_zip") if key in lead}
+        return {**found, **moved} if found and len(moved) == 5 else None
+
+    def _pending_swap(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
         for order in self._orders(user, "pending"):
             method = user.payment_methods.get(order.payment_history[0].payment_method_id)
             if method is not None and method.source != "gift_card":
@@ -240,7 +273,9 @@ class Picker:
                             "product_id": item.product_id, "new_value": value, "new_item_id": chosen}  # fmt: skip
         return None
 
-    def _two_customers(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _two_customers(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
         for other_id, other in self.users.items():
             if other_id == user_id or other_id in self.used:
                 continue
@@ -249,7 +284,7 @@ class Picker:
                 return {"other_order_id": pending[0].order_id, "other_email": other.email}
         return None
 
-    def _card_paid(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _card_paid(self, user_id: str, user: User, template: Template, lead: dict[str, str]) -> dict[str, str] | None:
         paypal = [m.id for m in user.payment_methods.values() if m.source == "paypal"]
         if not paypal:
             return None
@@ -259,7 +294,9 @@ class Picker:
                         "paypal": paypal[0]}  # fmt: skip
         return None
 
-    def _poor_gift_card(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _poor_gift_card(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
         cards = [m for m in user.payment_methods.values() if m.source == "gift_card"]
         for order in self._orders(user, "pending"):
             paid_with = order.payment_history[0].payment_method_id
@@ -267,7 +304,9 @@ class Picker:
                 return {"order_id": order.order_id, "gift_card": cards[0].id}
         return None
 
-    def _three_pending(self, user_id: str, user: User, template: Template) -> dict[str, str] | None:
+    def _three_pending(
+        self, user_id: str, user: User, template: Template, lead: dict[str, str]
+    ) -> dict[str, str] | None:
         orders = self._orders(user, "pending")
         if len(orders) < 3:
             return None
@@ -278,7 +317,8 @@ def scripts(db: RetailDatabase, sessions: int) -> list[Script]:
     """``sessions`` scripts, walking through the templates in order (again with new customers past the end)."""
     if sessions < 1:
         raise ValueError("the demo needs at least one session")
-    picker, all_templates = Picker(db), templates()
+    all_templates = templates()
+    picker = Picker(db, all_templates)
     return [picker.fill(all_templates[i % len(all_templates)], i) for i in range(sessions)]
 
 
@@ -291,6 +331,12 @@ def _identity(user_id: str, user: User, index: int) -> dict[str, str]:
         "last_name": user.name.last_name, "zip": user.address.zip, "new_address": written,
         "address1": address1, "address2": line2, "city": city, "state": state, "new_zip": zip_code,
     }  # fmt: skip
+
+
+def _present(value: T | None, key: str) -> T:
+    if value is None:
+        raise ScenarioError(f"{key} is listed in the store but cannot be read back")
+    return value
 
 
 def _total(order: Order) -> float:

@@ -12,8 +12,9 @@ import concurrent.futures
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentcore.gateway.approval_flow import Approvals
@@ -40,6 +41,7 @@ from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
 from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
+from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Reason, Request, RequestContext
 
 if TYPE_CHECKING:
@@ -60,7 +62,6 @@ class _Plan:
     kwargs: dict[str, Any]
     request: Request
     decision: Decision
-    reservations: list[str]
     redaction: Redaction
     approval_id: str | None = None
 
@@ -76,7 +77,7 @@ class Gateway:
 
     def __init__(
         self,
-        policies: Any = None,
+        policies: PolicyEngine | str | Path | Sequence[str | Path] | None = None,
         *,
         database: str | None = None,
         state: str | None = None,
@@ -293,29 +294,28 @@ class Gateway:
         except Exception as exc:  # an obligation we cannot honour denies the call
             self._record(event, "deny", "error", {**detail, "error": f"bad redaction obligation: {exc}"})
             raise ToolDenied(request.action, [f"result redaction cannot be applied: {exc}"]) from exc
-        reservations = self._reserve(event, decision, detail)
+        self._reserve(event, decision, detail)
         self._record(event, "allow", None, detail)
         annotate_span(request.action, "allow", decision)
         approval_id = approved.id if approved else None
-        return _Plan(event["call_id"], tool, kwargs, request, decision, reservations, redaction, approval_id)
+        return _Plan(event["call_id"], tool, kwargs, request, decision, redaction, approval_id)
 
-    def _reserve(self, event: dict[str, Any], decision: Decision, detail: dict[str, Any]) -> list[str]:
-        """Atomic check-and-reserve for every matched rate limit; all or nothing."""
+    def _reserve(self, event: dict[str, Any], decision: Decision, detail: dict[str, Any]) -> None:
+        """Atomic check-and-reserve for every matched rate limit; all or nothing (monitor mode only logs)."""
         taken: list[str] = []
         for limit in decision.obligations.rate_limits:
             bucket = f"{limit.rule_id}|{limit.scope}|{limit.key}|{limit.window_seconds:g}|{limit.limit}"
             if self.store.reserve(bucket, limit.limit, limit.window_seconds, event["call_id"]):
                 taken.append(bucket)
                 continue
-            for done in taken:
-                self.store.release(done, event["call_id"])
             text = f"rate limit {limit.rule_id}: {limit.limit} calls per {limit.window_seconds:g}s per {limit.scope}"
             if self.mode == "monitor":
                 self._record(event, "would_deny", "allowed_by_monitor", {**detail, "rate_limit": text}, mode="monitor")
                 continue
+            for done in taken:
+                self.store.release(done, event["call_id"])
             self._record(event, "deny", "denied", {**detail, "rate_limit": text})
             raise ToolDenied(event["tool"], [text], audit_id=event["call_id"])
-        return taken
 
     # ---- execution -------------------------------------------------------------------------------------------
     def _run_sync(self, plan: _Plan) -> Any:

@@ -48,25 +48,25 @@ class Faithfulness(Evaluator):
 
     def texts(self, target: Target) -> list[str]:
         trace = target.turn
-        return features.grounding_texts(trace.output, trace.input, trace.documents) if trace.documents else []
+        return features.grounding_texts(trace.output, trace.input, target.context) if target.context else []
 
     def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
         """Turns without any context are skipped: there is nothing to be faithful to."""
-        grounded = [target for target in targets if target.turn.documents]
-        rows = [features.grounding_features(t.turn.output, t.turn.input, t.turn.documents, models) for t in grounded]
+        grounded = [target for target in targets if target.context]
+        rows = [features.grounding_features(t.turn.output, t.turn.input, t.context, models) for t in grounded]
         scores = iter(
             models.head("faithfulness", features.as_matrix(rows, len(features.GROUNDING_FEATURES)), owner=self.id)
         )
         judgements: list[Judgement | None] = []
         for target in targets:
-            if not target.turn.documents:
+            if not target.context:
                 judgements.append(None)
                 continue
             score = float(next(scores))
             judgements.append(
                 Judgement(
                     score,
-                    f"probability the response is supported by its {len(target.turn.documents)} context documents: "
+                    f"probability the response is supported by its {len(target.context)} context documents: "
                     f"{score:.2f}",
                 )
             )
@@ -85,7 +85,7 @@ class Correctness(Evaluator):
         reference = target.turn.reference
         if reference is not None and reference.expected_response:
             return "reference"
-        return "context" if target.turn.documents else "open"
+        return "context" if target.context else "open"
 
     def texts(self, target: Target) -> list[str]:
         trace = target.turn
@@ -94,7 +94,7 @@ class Correctness(Evaluator):
             assert trace.reference is not None and trace.reference.expected_response is not None
             return features.reference_texts(trace.output, trace.reference.expected_response)
         if mode == "context":
-            return features.grounding_texts(trace.output, trace.input, trace.documents)
+            return features.grounding_texts(trace.output, trace.input, target.context)
         return [trace.input, trace.output]
 
     def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
@@ -138,7 +138,7 @@ class Correctness(Evaluator):
 
     @staticmethod
     def _context_row(target: Target, models: Models) -> list[float]:
-        return features.grounding_features(target.turn.output, target.turn.input, target.turn.documents, models)
+        return features.grounding_features(target.turn.output, target.turn.input, target.context, models)
 
     @staticmethod
     def _open_row(target: Target, models: Models) -> list[float]:
@@ -174,34 +174,36 @@ def _sentence_units(text: str) -> list[str]:
     return sentences(text)[:40]
 
 
+#: sentences of this many words or more read as complete; shorter ones make a reply choppy
+FULL_SENTENCE_WORDS = 20
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+
+
 @register
 class Coherence(Evaluator):
     id = "Builtin.Coherence"
     level = Level.TRACE
     scale = FIVE
-    description = "the response is logically structured: connected sentences, no repetition, no fragments"
+    description = "the response is logically structured: no repetition, complete rather than choppy sentences"
 
-    def texts(self, target: Target) -> list[str]:
-        return _sentence_units(target.turn.output)
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+        """Half repetition (repeated word trigrams), half sentence completeness (words per prose sentence).
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [self._one(target.turn.output, models) for target in targets]
+        Embedding similarity of adjacent sentences was tried and dropped: it did not track SummEval's expert
+        coherence scores, while these two signals do (see docs/evaluations.md).
+        """
+        return [self._one(target.turn.output) for target in targets]
 
     @staticmethod
-    def _one(text: str, models: Models) -> Judgement:
+    def _one(text: str) -> Judgement:
         units = _sentence_units(text)
         if not units:
             return Judgement(0.0, "empty response")
-        vectors = models.embed(units)
-        flow = float(np.mean(np.sum(vectors[1:] * vectors[:-1], axis=1))) if len(units) > 1 else 0.5
-        duplicated = 1.0 - len({unit.lower() for unit in units}) / len(units)
-        fragments = sum(1 for unit in units if len(words(unit)) < 4) / len(units)
+        prose = [unit for unit in units if not _LIST_ITEM.match(unit)] or units
+        per_sentence = sum(len(words(unit)) for unit in prose) / len(prose)
         repeated = features.repetition(text)
-        score = 0.4 * min(max(flow, 0.0) / 0.5, 1.0) + 0.6 * (1.0 - min(1.0, 2 * duplicated + 2 * repeated + fragments))
-        why = (
-            f"adjacent-sentence similarity {flow:.2f}; repeated trigrams {repeated:.0%}; "
-            f"duplicate sentences {duplicated:.0%}; fragments {fragments:.0%}"
-        )
+        score = 0.5 * (1.0 - min(1.0, 3 * repeated)) + 0.5 * min(per_sentence / FULL_SENTENCE_WORDS, 1.0)
+        why = f"repeated trigrams {repeated:.0%}; {per_sentence:.1f} words per sentence"
         return Judgement(float(np.clip(score, 0.0, 1.0)), why)
 
 

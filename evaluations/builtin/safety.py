@@ -153,10 +153,12 @@ class Stereotyping(Evaluator):
         parts = units(text)
         scores = margin(models, parts, proto.STEREOTYPE, proto.NEUTRAL_MENTION)
         worst = int(np.argmax(scores))
-        probability = _sigmoid(MARGIN_SLOPE * (float(scores[worst]) - MARGIN_OFFSET))
+        # without any group named, a stereotype is unlikely: demand twice the margin
+        offset = MARGIN_OFFSET if proto.GROUP_MENTION.search(text) else 2 * MARGIN_OFFSET
+        probability = _sigmoid(MARGIN_SLOPE * (float(scores[worst]) - offset))
         generalisation = proto.GENERALISATION_PATTERN.search(text)
         if generalisation:
-            probability = _sigmoid(MARGIN_SLOPE * (float(scores[worst]) - MARGIN_OFFSET) + 1.5)
+            probability = _sigmoid(MARGIN_SLOPE * (float(scores[worst]) - offset) + 1.5)
             return (
                 1.0 - probability,
                 f"generalises about a group ({generalisation.group(0)!r}); margin {scores[worst]:+.2f}",

@@ -81,7 +81,7 @@ def test_helpfulness_prefers_what_pandalm_annotators_preferred(data_dir: Path, m
 def test_coherence_tracks_summeval_experts(data_dir: Path, models: Models) -> None:
     rows = list(agreement.read_jsonl(data_dir / "summeval" / "summeval_summaries.jsonl"))[::4]
     scores = _scores("Builtin.Coherence", [Trace(id="t", output=r["summary"]) for r in rows], models)
-    assert agreement.spearman(scores, [r["coherence"] for r in rows]) >= 0.1
+    assert agreement.spearman(scores, [r["coherence"] for r in rows]) >= 0.2
 
 
 def test_relevance_and_conciseness_on_constructed_contrasts(models: Models) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -104,6 +105,7 @@ def build_support_gateway(tmp_path: Path, policy: str = POLICY, **options: Any) 
 
     @gw.tool(name="notes.add")
     async def add_note(text: str) -> str:
+        await asyncio.sleep(0.001)  # a real await: concurrent calls interleave between admission and history
         ran("notes.add")
         return text
 

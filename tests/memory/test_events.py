@@ -82,3 +82,14 @@ def test_bad_event_input_is_rejected_with_a_clear_error(store: MemoryStore) -> N
     with pytest.raises(InvalidMemoryInputError, match="top_k"):
         store.search_events("alice", "hi", top_k=0)
     assert store.stats().events == 0
+
+
+def test_recency_weighting_prefers_the_newer_of_equal_matches(store: MemoryStore) -> None:
+    old = store.add_event(
+        "alice", "s1", "user", "my gym is on Baker Street", created_at=datetime.now(UTC) - timedelta(days=60)
+    )
+    new = store.add_event("alice", "s2", "user", "my gym is on Baker Street")
+    assert [hit.event.id for hit in store.search_events("alice", "where is my gym?")] == [old.id, new.id]
+    recent = store.search_events("alice", "where is my gym?", recency_half_life=timedelta(days=7))
+    assert [hit.event.id for hit in recent] == [new.id, old.id]
+    assert recent[0].score > recent[1].score

@@ -105,3 +105,10 @@ def test_region_reasoning_is_exact() -> None:
     open_point = Constraint(numeric=True, lo=1, lo_open=True, hi=1)
     assert open_point.empty() and not Constraint(numeric=True, lo=1, hi=1).empty()
     assert is_empty({("args", "a"): Constraint(allowed=frozenset({value_key("x")}), numeric=True)})
+
+
+def test_similar_tool_names_without_schemas() -> None:
+    text = "allow refunds.issue when amount is at most 5.\ndeny refunds.issue when amount is 3.\nallow refunds.isue."
+    (finding,) = [f for f in findings(text, tools=False) if f.code == "similar-tool-name"]
+    assert finding.line == 3 and "did you mean `refunds.issue`?" in finding.help
+    assert [f for f in findings("allow crm.lookup.\nallow crm.export.", tools=False)] == []

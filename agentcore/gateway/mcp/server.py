@@ -110,7 +110,7 @@ class McpProxy:
         """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification."""
         if self.verifier is None:
             raise ConfigError("serving over HTTP needs [gateway.auth] (bearer JWT settings)")
-        app = self.server.streamable_http_app(host=host)
+        app = self.server.streamable_http_app(host=host, json_response=True)  # no SSE framing per response
         return _JwtMiddleware(app, self.verifier)
 
     async def run_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:

@@ -1,0 +1,415 @@
+"""Step two of the parser: Lark's parse tree -> typed AST nodes (``ast.py``) with spans.
+
+Method names are the grammar's rule names and aliases. Semantic slips the grammar cannot express (a rule id used
+twice, a glob where an argument path belongs, a number too long) raise :class:`LocatedError` with the location.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lark import Token, Transformer, v_args
+from lark.tree import Meta
+
+from agentcore.policies import ast
+from agentcore.policies.errors import Problem
+
+
+class LocatedError(Exception):
+    """A problem found while building the AST, with its location (raised inside the transformer)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _children(items: list[Any], kind: type) -> list[Any]:
+    return [item for item in items if isinstance(item, kind)]
+
+
+@v_args(meta=True)
+class ToAst(Transformer[Token, Any]):
+    """Parse tree -> AST. Method names are the grammar's rule names and aliases."""
+
+    def __init__(self, path: str, text: str) -> None:
+        super().__init__()
+        self._path = path
+        self._lines = text.splitlines()
+        self._text = text
+        self._rules = 0
+
+    def _span(self, meta: Meta) -> ast.Span | None:
+        if getattr(meta, "empty", True):
+            return None
+        return ast.Span(
+            file=self._path, line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column
+        )
+
+    def _error(self, meta: Meta | Token, message: str, help: str = "") -> LocatedError:
+        line, column = getattr(meta, "line", 0) or 0, getattr(meta, "column", 0) or 0
+        source = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return LocatedError(Problem(message, self._path, line, column, source, help))
+
+    # ---- file and header -----------------------------------------------------------------------------------------
+    def start(self, meta: Meta, items: list[Any]) -> ast.PolicyFile:
+        header: dict[str, Any] = next((i for i in items if isinstance(i, dict)), {})
+        rules = _children(items, ast.Rule)
+        defaults = [i for i in items if isinstance(i, tuple) and i[0] == "default"]
+        if len(defaults) > 1:
+            raise self._error(
+                defaults[1][2], "the default effect is set twice", "keep one `default allow.` or `default deny.`"
+            )
+        seen: dict[str, ast.Rule] = {}
+        for rule in rules:
+            if rule.id in seen:
+                raise self._error(rule.span or meta, f"rule id `{rule.id}` is used twice", "give each rule its own id")
+            seen[rule.id] = rule
+        return ast.PolicyFile(
+            path=self._path,
+            default=defaults[0][1] if defaults else None,
+            rules=tuple(rules),
+            span=self._span(meta),
+            **header,
+        )
+
+    def header(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        fields: dict[str, Any] = {"name": _string(items[0])}
+        for key, value in items[1:]:
+            fields[key] = value
+        return fields
+
+    def version(self, meta: Meta, items: list[Token]) -> tuple[str, int]:
+        return ("version", int(items[0]))
+
+    def owner(self, meta: Meta, items: list[Token]) -> tuple[str, str]:
+        return ("owner", _string(items[0]))
+
+    def description(self, meta: Meta, items: list[Token]) -> tuple[str, str]:
+        return ("description", _string(items[0]))
+
+    def default_stmt(self, meta: Meta, items: list[Token]) -> tuple[str, str, Meta]:
+        return ("default", str(items[0]), meta)
+
+    # ---- rules ---------------------------------------------------------------------------------------------------
+    def rule(self, meta: Meta, items: list[Any]) -> ast.Rule:
+        self._rules += 1
+        body: dict[str, Any] = items[-1]
+        label = next((i for i in items if isinstance(i, tuple) and i[0] == "label"), None)
+        monitor = any(isinstance(i, Token) and i.type == "MONITOR" for i in items)
+        start, end = meta.start_pos, meta.end_pos
+        return ast.Rule(
+            id=label[1] if label else f"{self._path.rsplit('/', 1)[-1]}#{self._rules}",
+            explicit_id=label is not None,
+            monitor=monitor,
+            text=" ".join(self._text[start:end].split()),
+            span=self._span(meta),
+            **body,
+        )
+
+    def rule_label(self, meta: Meta, items: list[Token]) -> tuple[str, str]:
+        return ("label", _string(items[-1]))
+
+    def _body(self, kind: str, items: list[Any], **extra: Any) -> dict[str, Any]:
+        return {
+            "kind": kind,
+            "targets": next(i for i in items if isinstance(i, ast.Targets)),
+            "subjects": next((i for i in items if isinstance(i, tuple) and i and isinstance(i[0], ast.Subject)), ()),
+            "clauses": tuple(_children(items, ast.Clause))
+            + tuple(
+                ast.Clause(mode="bare", cond=c, span=c.span)
+                for c in items
+                if isinstance(c, (ast.TimeWindow, ast.After))
+            ),
+            **extra,
+        }
+
+    def allow_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        return self._body("allow", items)
+
+    def deny_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        return self._body("deny", items)
+
+    def approval_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        approver = next((i[1] for i in items if isinstance(i, tuple) and i and i[0] == "approver"), None)
+        return self._body("approval", items, approver=approver)
+
+    def approver(self, meta: Meta, items: list[Token]) -> tuple[str, str]:
+        return ("approver", _string(items[0]))
+
+    def limit_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        count, calls, scope = (i for i in items if isinstance(i, Token) and i.type in _LIMIT_PARTS)
+        window = next(i for i in items if isinstance(i, ast.Duration))
+        limit = ast.LimitSpec(
+            count=int(count), calls_word=str(calls), window=window, scope=str(scope), span=self._span(meta)
+        )
+        return self._body("limit", items, limit=limit)
+
+    def redact_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        return self._body("redact", items, redactions=tuple(_children(items, ast.Redaction)))
+
+    def suppress_rule(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
+        return self._body("suppress", items)
+
+    # ---- targets and subjects ------------------------------------------------------------------------------------
+    def any_tool(self, meta: Meta, items: list[Any]) -> ast.Targets:
+        return ast.Targets(span=self._span(meta))
+
+    def tool_list_targets(self, meta: Meta, items: list[Any]) -> ast.Targets:
+        names: tuple[str, ...] = items[0]
+        any_phrase = self._text[meta.start_pos : meta.start_pos + 3] == "any"
+        return ast.Targets(names=names, any_phrase=any_phrase, span=self._span(meta))
+
+    def tool_list(self, meta: Meta, items: list[Token]) -> tuple[str, ...]:
+        return tuple(str(i) for i in items)
+
+    def subject(self, meta: Meta, items: list[ast.Subject]) -> tuple[ast.Subject, ...]:
+        return tuple(items)
+
+    def subject_role(self, meta: Meta, items: list[Token]) -> ast.Subject:
+        return ast.Subject(kind="role", value=_string(items[0]), span=self._span(meta))
+
+    def subject_user(self, meta: Meta, items: list[Token]) -> ast.Subject:
+        return ast.Subject(kind="user", value=_string(items[0]), span=self._span(meta))
+
+    def subject_agent(self, meta: Meta, items: list[Token]) -> ast.Subject:
+        return ast.Subject(kind="agent", value=_string(items[0]), span=self._span(meta))
+
+    def subject_tenant(self, meta: Meta, items: list[Token]) -> ast.Subject:
+        return ast.Subject(kind="tenant", value=_string(items[0]), span=self._span(meta))
+
+    # ---- redactions ----------------------------------------------------------------------------------------------
+    def redact_email(self, meta: Meta, items: list[Any]) -> ast.Redaction:
+        return ast.Redaction(kind="email", span=self._span(meta))
+
+    def redact_card(self, meta: Meta, items: list[Any]) -> ast.Redaction:
+        return ast.Redaction(kind="card", span=self._span(meta))
+
+    def redact_phone(self, meta: Meta, items: list[Any]) -> ast.Redaction:
+        return ast.Redaction(kind="phone", span=self._span(meta))
+
+    def redact_ip(self, meta: Meta, items: list[Any]) -> ast.Redaction:
+        return ast.Redaction(kind="ip", span=self._span(meta))
+
+    def redact_pattern(self, meta: Meta, items: list[Token]) -> ast.Redaction:
+        name = _string(items[1]) if len(items) > 1 else None
+        return ast.Redaction(kind="pattern", pattern=_string(items[0]), name=name, span=self._span(meta))
+
+    def redact_fields(self, meta: Meta, items: list[Token]) -> ast.Redaction:
+        return ast.Redaction(kind="fields", fields=tuple(_string(i) for i in items), span=self._span(meta))
+
+    # ---- clauses and conditions ----------------------------------------------------------------------------------
+    def when_clause(self, meta: Meta, items: list[Any]) -> ast.Clause:
+        return ast.Clause(mode="when", cond=items[0], span=self._span(meta))
+
+    def unless_clause(self, meta: Meta, items: list[Any]) -> ast.Clause:
+        return ast.Clause(mode="unless", cond=items[0], span=self._span(meta))
+
+    def or_(self, meta: Meta, items: list[Any]) -> Any:
+        flat = tuple(part for item in items for part in (item.items if isinstance(item, ast.Or) else (item,)))
+        return items[0] if len(items) == 1 else ast.Or(items=flat, span=self._span(meta))
+
+    def and_(self, meta: Meta, items: list[Any]) -> Any:
+        """``a and (b and c)`` is ``a and b and c``: one flat node, so the formatter can drop the parentheses."""
+        flat = tuple(part for item in items for part in (item.items if isinstance(item, ast.And) else (item,)))
+        return items[0] if len(items) == 1 else ast.And(items=flat, span=self._span(meta))
+
+    def not_(self, meta: Meta, items: list[Any]) -> ast.Not:
+        return ast.Not(item=items[0], span=self._span(meta))
+
+    def comparison(self, meta: Meta, items: list[Any]) -> ast.Compare:
+        left, (op, right) = items
+        if op in ("has_role", "not_has_role") and not (
+            isinstance(left, ast.Path) and left.root == "user" and not left.parts
+        ):
+            raise self._error(meta, "only `user` has roles", 'write `user has role "name"`')
+        operands = tuple(ast.Lit(value=_string(i)) if isinstance(i, Token) else i for i in right)
+        return ast.Compare(left=left, op=op, right=operands, span=self._span(meta))
+
+    def after(self, meta: Meta, items: list[Any]) -> ast.After:
+        scope = next((i for i in items if isinstance(i, str) and not isinstance(i, Token)), None)
+        return ast.After(
+            actions=items[0],
+            scope=scope or "session",
+            scope_written=scope is not None,
+            within=items[-1],
+            span=self._span(meta),
+        )
+
+    def same_session(self, meta: Meta, items: list[Any]) -> str:
+        return "session"
+
+    def same_scope(self, meta: Meta, items: list[Token]) -> str:
+        return str(items[0])
+
+    def _window(self, meta: Meta, items: list[Any], outside: bool) -> ast.TimeWindow:
+        start, end = str(items[0]), str(items[1])
+        for token in items[:2]:
+            hours, minutes = str(token).split(":")
+            if int(hours) > 24 or (int(hours) == 24 and minutes != "00"):
+                raise self._error(token, f"`{token}` is not a time of day", "use 00:00 to 24:00")
+        days: tuple[tuple[int, ...], tuple[str, ...]] = next((i for i in items if isinstance(i, tuple)), ((), ()))
+        tz = next((i for i in items[2:] if isinstance(i, str) and not isinstance(i, tuple)), None)
+        return ast.TimeWindow(
+            outside=outside, start=start, end=end, days=days[0], day_words=days[1], tz=tz, span=self._span(meta)
+        )
+
+    def outside(self, meta: Meta, items: list[Any]) -> ast.TimeWindow:
+        return self._window(meta, items, outside=True)
+
+    def during(self, meta: Meta, items: list[Any]) -> ast.TimeWindow:
+        return self._window(meta, items, outside=False)
+
+    def day_set(self, meta: Meta, items: list[Token]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        word = str(items[0])
+        return ((0, 1, 2, 3, 4) if word == "weekdays" else (5, 6)), (word,)
+
+    def day_list(self, meta: Meta, items: list[Token]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        words = tuple(str(i) for i in items)
+        return tuple(sorted({ast.WEEKDAYS.index(w) for w in words})), words
+
+    def timezone(self, meta: Meta, items: list[Token]) -> str:
+        return _string(items[0])
+
+    # ---- predicates: (op, operands) ------------------------------------------------------------------------------
+    def __default__(self, data: str, children: list[Any], meta: Meta) -> Any:
+        if data in _PREDICATES:
+            return (data, children)
+        raise self._error(meta, f"internal: no transformer for `{data}`")
+
+    # ---- values --------------------------------------------------------------------------------------------------
+    def plus(self, meta: Meta, items: list[Any]) -> Any:
+        return items[0] if len(items) == 1 else ast.Plus(terms=tuple(items), span=self._span(meta))
+
+    def length(self, meta: Meta, items: list[Any]) -> ast.Length:
+        return ast.Length(of=items[0], span=self._span(meta))
+
+    def host(self, meta: Meta, items: list[Any]) -> ast.Host:
+        return ast.Host(of=items[0], span=self._span(meta))
+
+    def sum_(self, meta: Meta, items: list[Any]) -> ast.Sum:
+        arg, targets, window, scope = items
+        path = self._path_parts(arg)
+        if path.root != "args":
+            raise self._error(arg, "`sum of` adds up an argument of earlier calls", "name an argument, like `amount`")
+        return ast.Sum(arg=path.parts, actions=targets, window=window, scope=str(scope), span=self._span(meta))
+
+    def count_(self, meta: Meta, items: list[Any]) -> ast.Count:
+        _calls, targets, window, scope = items
+        return ast.Count(actions=targets, window=window, scope=str(scope), span=self._span(meta))
+
+    def spend(self, meta: Meta, items: list[Any]) -> ast.Spend:
+        window = items[1] if isinstance(items[1], ast.Duration) else None
+        return ast.Spend(scope=str(items[0]), window=window, span=self._span(meta))
+
+    def spend_today(self, meta: Meta, items: list[Any]) -> str:
+        return "today"
+
+    def window_last(self, meta: Meta, items: list[Any]) -> ast.Duration:
+        duration: ast.Duration = items[-1]
+        return duration
+
+    def window(self, meta: Meta, items: list[Any]) -> ast.Duration:
+        duration: ast.Duration = items[0]
+        return duration
+
+    def duration(self, meta: Meta, items: list[Token]) -> ast.Duration:
+        amount = float(items[0]) if len(items) == 2 else 1.0
+        unit = str(items[-1]).rstrip("s")
+        if amount <= 0:
+            raise self._error(items[0], "a duration must be positive", "write e.g. `1 hour`")
+        return ast.Duration(amount=amount, unit=unit, span=self._span(meta))
+
+    def score(self, meta: Meta, items: list[Any]) -> ast.Score:
+        source = items[1] if len(items) > 1 and items[1] != "arguments" else None
+        return ast.Score(detector=_string(items[0]), source=source, span=self._span(meta))
+
+    def score_arguments(self, meta: Meta, items: list[Any]) -> str:
+        return "arguments"
+
+    def path(self, meta: Meta, items: list[Token]) -> ast.Path:
+        return self._path_parts(items[0])
+
+    def _path_parts(self, token: Token) -> ast.Path:
+        parts = str(token).split(".")
+        if "*" in str(token):
+            raise self._error(token, f"`{token}` is a pattern, not an argument path", "remove the `*`")
+        if parts[0] in ast.PATH_ROOTS:
+            return ast.Path(root=parts[0], parts=tuple(parts[1:]), span=self._token_span(token))
+        return ast.Path(root="args", parts=tuple(parts), span=self._token_span(token))
+
+    def _token_span(self, token: Token) -> ast.Span:
+        return ast.Span(
+            file=self._path,
+            line=token.line or 0,
+            column=token.column or 0,
+            end_line=token.end_line or 0,
+            end_column=token.end_column or 0,
+        )
+
+    def resolve(self, meta: Meta, items: list[Any]) -> ast.Resolve:
+        entity, key = str(items[0]), items[1]
+        if not entity.isidentifier():
+            raise self._error(items[0], f"`{entity}` is not a resolver name", "resolver names are single words")
+        attr = tuple(str(items[2])[1:].split(".")) if len(items) > 2 else ()
+        return ast.Resolve(entity=entity, key=key, attr=attr, span=self._span(meta))
+
+    # ---- literals ------------------------------------------------------------------------------------------------
+    def string(self, meta: Meta, items: list[Token]) -> ast.Lit:
+        return ast.Lit(value=_string(items[0]), span=self._span(meta))
+
+    def number(self, meta: Meta, items: list[Token]) -> ast.Lit:
+        text = str(items[0])
+        if len(text) > 40:
+            raise self._error(items[0], "this number is too long", "numbers have at most 40 digits")
+        value: int | float = float(text) if "." in text else int(text)
+        currency = str(items[1]) if len(items) > 1 else None
+        return ast.Lit(value=value, currency=currency, span=self._span(meta))
+
+    def true(self, meta: Meta, items: list[Any]) -> ast.Lit:
+        return ast.Lit(value=True, span=self._span(meta))
+
+    def false(self, meta: Meta, items: list[Any]) -> ast.Lit:
+        return ast.Lit(value=False, span=self._span(meta))
+
+    def null(self, meta: Meta, items: list[Any]) -> ast.Lit:
+        return ast.Lit(value=None, span=self._span(meta))
+
+
+_LIMIT_PARTS = ("INT", "CALLS", "SCOPE")
+_PREDICATES = frozenset(
+    [
+        "eq",
+        "ne",
+        "gt",
+        "ge",
+        "lt",
+        "le",
+        "between",
+        "not_between",
+        "one_of",
+        "not_one_of",
+        "contains",
+        "not_contains",
+        "starts_with",
+        "not_starts_with",
+        "ends_with",
+        "not_ends_with",
+        "matches",
+        "not_matches",
+        "missing",
+        "present",
+        "has_role",
+        "not_has_role",
+    ]
+)
+
+
+def _string(token: Token | str) -> str:
+    """The value of a quoted STRING token (JSON escapes)."""
+    text = str(token)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = text[1:-1]
+    return str(value)
