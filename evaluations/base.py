@@ -86,7 +86,7 @@ class Evaluator(ABC):
         return []
 
     @abstractmethod
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+    def judge(self, targets: Sequence[Target], models: Models) -> Sequence[Judgement | None]:
         """One judgement per target, in order; ``None`` skips a target the evaluator cannot judge (no result)."""
 
     def passes(self, score: float) -> bool:

@@ -98,12 +98,14 @@ def _quoted(text: str) -> list[str]:
 
 
 Rule = Callable[[re.Match[str], str], "Instruction | None"]
-_RULES: list[tuple[re.Pattern[str], Rule]] = []
+_RULES: list[tuple[re.Pattern[str], Rule, bool]] = []
 
 
-def _rule(pattern: str) -> Callable[[Rule], Rule]:
+def _rule(pattern: str, *, repeats: bool = False) -> Callable[[Rule], Rule]:
+    """Register ``function`` for ``pattern``; ``repeats`` rules yield one instruction per match."""
+
     def add(function: Rule) -> Rule:
-        _RULES.append((re.compile(pattern, re.IGNORECASE | re.DOTALL), function))
+        _RULES.append((re.compile(pattern, re.IGNORECASE | re.DOTALL), function, repeats))
         return function
 
     return add
@@ -113,7 +115,9 @@ def _make(instruction_id: str, **kwargs: Any) -> Instruction:
     return Instruction(id=instruction_id, kwargs=kwargs)
 
 
-@_rule(r"(?:not|n't|without|avoid|refrain from)\s+(?:using\s+|use\s+|any\s+|including\s+)*(?:any\s+)?commas?")
+@_rule(
+    r"(?:not|n't|without|avoid|refrain from)\s+(?:using\s+|use\s+|any\s+|including\s+|contain\s+|containing\s+)*commas?"
+)
 def _no_comma(match: re.Match[str], text: str) -> Instruction:
     return _make("punctuation:no_comma")
 
@@ -171,7 +175,10 @@ def _paragraphs(match: re.Match[str], text: str) -> Instruction | None:
     return _make("length_constraints:number_paragraphs", num_paragraphs=_number(match.group(1)))
 
 
-@_rule(r"wrap (?:your |the )?(?:entire |whole )?(?:response|answer|output|reply)[^.]{0,40}?(?:double )?quotation marks")
+@_rule(
+    r"(?:wrap|put|enclose)\w* (?:your |the )?(?:entire |whole )?(?:response|answer|output|reply)[^.]{0,40}?double quot"
+    r"|double quot\w*(?: marks)? around (?:your |the )?(?:entire |whole )?(?:response|answer|output|reply)"
+)
 def _quotation(match: re.Match[str], text: str) -> Instruction:
     return _make("startend:quotation")
 
@@ -184,7 +191,7 @@ def _end(match: re.Match[str], text: str) -> Instruction:
     return _make("startend:end_checker", end_phrase=match.group(1).strip())
 
 
-@_rule(r"highlight (?:at least )?" + _NUM + r"\s+(?:\w+\s+)?(?:sections?|parts?)")
+@_rule(r"(?:highlight|italicize) (?:at least )?" + _NUM + r"\s+(?:\w+\s+)?(?:sections?|parts?)")
 def _highlights(match: re.Match[str], text: str) -> Instruction:
     return _make("detectable_format:number_highlighted_sections", num_highlights=_number(match.group(1)))
 
@@ -247,15 +254,19 @@ def _forbidden(match: re.Match[str], text: str) -> Instruction:
 
 
 @_rule(
-    r"(?:word|keyword)\s+[\"'“]?([\w-]+)[\"'”]?\s+(?:should|must|to|will)?\s*(?:appear|be used|occur)[^.]*?"
-    + _REL
-    + r"\s+"
-    + _NUM
-    + r"\s+times"
+    r"(?:word|keyword)\s+[\"'“]?([\w-]+)[\"'”]?\s+(?:should\s+|must\s+|to\s+|will\s+)?"
+    r"(?:appear\s+|be used\s+|occur\s+)?"
+    r"(?:for\s+)?" + _REL + r"\s+" + _NUM + r"\s+times",
+    repeats=True,
 )
 def _frequency(match: re.Match[str], text: str) -> Instruction:
     relation, value = _count(match.group(2), match.group(3))
     return _make("keywords:frequency", keyword=match.group(1), relation=relation, frequency=value)
+
+
+@_rule(r"(?:word|keyword)\s+[\"'“]?([\w-]+)[\"'”]?\s+should appear\s+" + _NUM + r"\s+or more times", repeats=True)
+def _frequency_or_more(match: re.Match[str], text: str) -> Instruction:
+    return _make("keywords:frequency", keyword=match.group(1), relation="at least", frequency=_number(match.group(2)))
 
 
 @_rule(r"letter\s+[\"'“]?([a-zA-Z])[\"'”]?\s+[^.]*?" + _REL + r"\s+" + _NUM + r"\s+times")
@@ -264,7 +275,7 @@ def _letters(match: re.Match[str], text: str) -> Instruction:
     return _make("keywords:letter_frequency", letter=match.group(1).lower(), let_relation=relation, let_frequency=value)
 
 
-@_rule(r"first,? repeat the (?:request|question|prompt)")
+@_rule(r"(?:first,? )?repeat the (?:exact )?(?:request|question|prompt|sentence) (?:above|word for word)")
 def _repeat(match: re.Match[str], text: str) -> Instruction | None:
     before = text[: match.start()].strip()
     return _make("combination:repeat_prompt", prompt_to_repeat=before) if before else None
@@ -284,16 +295,26 @@ def _language(match: re.Match[str], text: str) -> Instruction | None:
     return _make("language:response_language", language=_LANGUAGES[match.group(1).lower()])
 
 
+@_rule(
+    r"(?:finish|end|conclude)\w* (?:your |the )?(?:entire )?(?:response|answer|reply)? ?with (?:this|the) exact phrase"
+    r"(?: of)?:?\s*[\"“]?([^\"”\n]+?)[\"”]?(?=\s+with no|\s*$|\s*\n)"
+    r"|(?:last sentence|very end)[^\"“:]*?(?:should be|read exactly like):?\s*[\"“]?([^\"”\n]+?)[\"”]?\.?(?=\s|$)"
+)
+def _end_phrase(match: re.Match[str], text: str) -> Instruction:
+    return _make("startend:end_checker", end_phrase=(match.group(1) or match.group(2)).strip())
+
+
 def parse_instructions(text: str) -> list[Instruction]:
-    """Verifiable instructions found in ``text`` (each id at most once, in rule order)."""
-    found: dict[str, Instruction] = {}
-    for pattern, build in _RULES:
-        match = pattern.search(text)
-        if match is None:
-            continue
-        instruction = build(match, text)
-        if instruction is not None and instruction.id not in found:
-            if instruction.id == "change_case:english_capital" and "change_case:capital_word_frequency" in found:
+    """Verifiable instructions found in ``text`` (in rule order; an id at most once unless its rule repeats)."""
+    found: list[Instruction] = []
+    for pattern, build, repeats in _RULES:
+        matches = list(pattern.finditer(text)) if repeats else [m for m in [pattern.search(text)] if m is not None]
+        for match in matches:
+            instruction = build(match, text)
+            ids = {item.id for item in found}
+            if instruction is None or (instruction.id in ids and not repeats) or instruction in found:
                 continue
-            found[instruction.id] = instruction
-    return list(found.values())
+            if instruction.id == "change_case:english_capital" and "change_case:capital_word_frequency" in ids:
+                continue
+            found.append(instruction)
+    return found

@@ -62,9 +62,17 @@ def _fulltext_indexes(connection: Connection) -> None:
             connection.execute(text(statement))
 
 
+def _bulk_fulltext_inserts(connection: Connection) -> None:
+    """SQLite: new rows reach FTS5 by one INSERT ... SELECT per batch (rows.insert_many), not a per-row trigger."""
+    if connection.dialect.name == "sqlite":
+        for table in FULLTEXT_TABLES:
+            connection.execute(text(f"DROP TRIGGER IF EXISTS {table}_fts_insert"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "actors, sessions, events, records", _core_tables),
     Migration(2, "full-text indexes on events and records", _fulltext_indexes),
+    Migration(3, "full-text entries written per batch instead of per-row trigger", _bulk_fulltext_inserts),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

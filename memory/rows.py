@@ -94,17 +94,35 @@ def record_from_row(row: Mapping[Any, Any]) -> MemoryRecord:
 
 
 def insert_many(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert ``rows`` and return their ids in input order.
+    """Insert ``rows`` (and, on SQLite, their full-text entries); return their ids in input order.
 
-    PostgreSQL returns them from one batched ``INSERT ... RETURNING``. On SQLite, SQLAlchemy can only keep
-    RETURNING in order one row per statement, so we insert with ``executemany`` instead: the write
-    transaction holds SQLite's single writer lock, so the new rowids are exactly those above the old maximum.
+    PostgreSQL returns the ids from one batched ``INSERT ... RETURNING`` (its tsvector column is generated).
+    On SQLite, SQLAlchemy keeps RETURNING in order only one row per statement, so the rows go through one
+    DBAPI ``executemany`` (values converted by the columns' own bind processors) and the full-text index
+    is filled by one ``INSERT ... SELECT``, about twice as fast as a per-row trigger (schema version 3).
+    The write transaction holds SQLite's single writer lock, so the new rowids are exactly those above
+    the old maximum.
     """
     if connection.dialect.name == "postgresql":
         statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
         return list(connection.execute(statement, rows).scalars())
     before = connection.execute(select(func.coalesce(func.max(table.c.id), 0))).scalar_one()
-    connection.execute(insert(table), rows)
+    names = list(rows[0])
+    processors = [
+        table.c[name].type.dialect_impl(connection.dialect).bind_processor(connection.dialect) for name in names
+    ]
+    values = [
+        tuple(
+            row[name] if process is None else process(row[name])
+            for name, process in zip(names, processors, strict=True)
+        )
+        for row in rows
+    ]
+    placeholders = ", ".join("?" for _ in names)
+    connection.exec_driver_sql(f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({placeholders})", values)
+    connection.exec_driver_sql(
+        f"INSERT INTO {table.name}_fts(rowid, text) SELECT id, text FROM {table.name} WHERE id > ?", (before,)
+    )
     ids = list(connection.execute(select(table.c.id).where(table.c.id > before).order_by(table.c.id)).scalars())
     if len(ids) != len(rows):
         raise MemoryStoreError(f"inserted {len(rows)} rows into {table.name} but found {len(ids)} new ids")

@@ -22,7 +22,7 @@ OK, BAD = "[green]✓[/green]", "[red]✗[/red]"
 
 def demo(
     sessions: int | None = typer.Option(
-        None, "--sessions", "-n", min=1, max=500, help="Conversations to play [default: each scenario once]."
+        None, "--sessions", "-n", min=1, max=500, help="Conversations to play (default: each scenario once)."
     ),
     out: Path = typer.Option(
         Path(".agentcore/demo"), "--out", "-o", help="Report folder (created; earlier demo databases replaced)."
@@ -105,7 +105,8 @@ def _memory(report: DemoReport) -> Table:
     table = Table(title="Memory", title_justify="left")
     table.add_column("what")
     table.add_column("value")
-    table.add_row("preference records created", str(m.records_created))
+    table.add_row("preference records created", str(m.preferences))
+    table.add_row("session summaries", str(m.summaries))
     table.add_row("conversation events stored", str(m.events))
     for item in m.carried_over:
         value = _plain(item["value"])

@@ -5,12 +5,16 @@ from __future__ import annotations
 import datetime
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from agentcore.cli.output import console, fail
 from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
+
+if TYPE_CHECKING:
+    from agentcore.gateway.db import Database
 
 app = typer.Typer(help="Operate the tool gateway: audit log, approvals, status, MCP proxy.", no_args_is_help=True)
 audit_app = typer.Typer(help="Verify and export the hash-chained audit log.", no_args_is_help=True)
@@ -23,11 +27,18 @@ DATABASE = typer.Option(
 )
 
 
-def _db(url: str | None):  # type: ignore[no-untyped-def]
-    from agentcore.gateway.db import Database
+def _db(url: str | None) -> Database:
+    """Open an existing gateway database; a SQLite path that does not exist is an error, not a new file."""
+    from sqlalchemy.engine import make_url
 
+    from agentcore.gateway.db import Database, resolve_url
+
+    resolved = resolve_url(url, create_folder=False)
+    parsed = make_url(resolved)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
+        fail(f"no gateway database at {parsed.database}; pass --database PATH_OR_URL", 2)
     try:
-        return Database(url)
+        return Database(resolved)
     except AgentCoreError as error:
         fail(error, 2)
 

@@ -27,6 +27,7 @@ from agentcore.demo.evaluation import EvaluationSummary, evaluate_traces
 from agentcore.demo.generator import StoreSize, generate_store
 from agentcore.demo.governance import build_gateway
 from agentcore.demo.memory import CustomerMemory
+from agentcore.demo.report import render_index
 from agentcore.demo.runner import PlayedSession, play
 from agentcore.demo.scenarios import scripts, templates
 from agentcore.demo.transcripts import transcript
@@ -72,7 +73,8 @@ class Decisions(BaseModel):
 
 
 class MemorySummary(BaseModel):
-    records_created: int
+    preferences: int
+    summaries: int
     events: int
     carried_over: list[dict[str, Any]]
 
@@ -132,7 +134,12 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
         store=db.counts(),
         sessions=[_session_summary(p) for p in played],
         decisions=decisions,
-        memory=MemorySummary(records_created=memory.created, events=stats.events, carried_over=memory.recalled),
+        memory=MemorySummary(
+            preferences=memory.preferences,
+            summaries=memory.summaries,
+            events=stats.events,
+            carried_over=memory.recalled,
+        ),
         evaluation=evaluation,
         audit=verify.model_dump(),
         costs=summary,
@@ -145,8 +152,11 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     if accelerator.ledger is not None:
         accelerator.ledger.engine.dispose()
     db.close()
-    result.files = [*sorted(p.name for p in out.iterdir() if p.is_file()), "summary.json"]
+    last = ("summary.json", "index.html")
+    result.files = [*sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in last), *last]
     (out / "summary.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+    charts = sorted(p.name for p in out.glob("accel-*.svg"))
+    (out / "index.html").write_text(render_index(result, charts), encoding="utf-8")
     return result
 
 

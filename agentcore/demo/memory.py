@@ -2,14 +2,17 @@
 
 Preferences (the payment method a customer chose, their new address) are long-term records, one live record per
 kind: a newer choice supersedes the older one, so recall returns the latest and the history stays auditable.
-Every turn is also an event, the short-term memory of the conversation.
+Every turn is also an event, the short-term memory of the conversation, and each conversation is summarised by
+the memory module's own summary strategy.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentcore.memory import MemoryStore
+from agentcore.memory import DEFAULT_STRATEGIES, MemoryStore
+
+SUMMARY = [strategy for strategy in DEFAULT_STRATEGIES if strategy.name == "summary"]
 
 
 def preferences(customer: str) -> str:
@@ -21,7 +24,8 @@ class CustomerMemory:
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
-        self.created = 0
+        self.preferences = 0
+        self.summaries = 0
         self.recalled: list[dict[str, Any]] = []
 
     def remember(self, customer: str, kind: str, value: Any, text: str, session_id: str) -> bool:
@@ -33,7 +37,7 @@ class CustomerMemory:
             customer, preferences(customer), text, strategy="preference", subject=kind,
             metadata={"kind": kind, "value": value, "session": session_id},
         )  # fmt: skip
-        self.created += 1
+        self.preferences += 1
         for old in records:
             self.store.supersede_record(customer, old.id, record.id)
         return True
@@ -48,5 +52,8 @@ class CustomerMemory:
                               "remembered_in": metadata.get("session")})  # fmt: skip
         return metadata.get("value")
 
-    def log(self, customer: str, session_id: str, role: str, text: str) -> None:
-        self.store.add_event(customer, session_id, role, text)
+    def log(self, customer: str, session_id: str, turns: list[tuple[str, str]]) -> None:
+        """Store a conversation's turns as events, then its summary record (the library's summary strategy)."""
+        for role, text in turns:
+            self.store.add_event(customer, session_id, role, text)
+        self.summaries += len(self.store.extract(customer, session_id, strategies=SUMMARY))

@@ -19,7 +19,6 @@ OrderStatus = Literal[
     "return requested",
     "exchange requested",
 ]
-ACTIONABLE = ("pending", "delivered")
 
 
 class _Doc(BaseModel):

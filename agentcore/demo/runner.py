@@ -65,9 +65,10 @@ def play(script: Script, agent: Agent, gateway: Gateway, memory: CustomerMemory,
         traces.append(Trace(id=f"{script.session_id}/turn-{number}", input=turn.say, output=reply, spans=spans,
                             reference=reference))  # fmt: skip
     if session.customer is not None:
-        for trace in traces:
-            memory.log(session.customer, script.session_id, "user", trace.input)
-            memory.log(session.customer, script.session_id, "assistant", trace.output)
+        turns = [
+            (role, text) for trace in traces for role, text in (("user", trace.input), ("assistant", trace.output))
+        ]
+        memory.log(session.customer, script.session_id, turns)
     off_script = script.check(session.outcomes)
     if off_script:
         log.warning("session %s went off script: %s", script.session_id, "; ".join(off_script))

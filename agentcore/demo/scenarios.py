@@ -235,7 +235,7 @@ class Picker:
     ) -> dict[str, str] | None:
         """A pending order to send to the address the customer moved to in the conversation this one follows."""
         found = self._order_of(user, "pending")
-        moved = {key: lead[key] for key in ("address1", "address2", "city", "state", "new_zip") if key in lead}
+        moved: dict[str, str] = {k: lead[k] for k in ("address1", "address2", "city", "state", "new_zip") if k in lead}
         return {**found, **moved} if found and len(moved) == 5 else None
 
     def _pending_swap(

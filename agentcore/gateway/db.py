@@ -29,14 +29,14 @@ Durability = Literal["process", "power"]
 DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
 
 
-def resolve_url(url: str | None) -> str:
+def resolve_url(url: str | None, *, create_folder: bool = True) -> str:
     """``None`` means the default file under the working directory; a bare path means a SQLite file."""
     if url is None:
         url = DEFAULT_URL
     elif "://" not in url:
         url = f"sqlite:///{url}"
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+    if create_folder and parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     return url
 

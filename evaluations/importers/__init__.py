@@ -1,7 +1,8 @@
 """Importers that turn trace files into :class:`~agentcore.evaluations.trace.Session` objects.
 
-``load_sessions(path)`` picks the format from the content: our JSONL schema (``"traces"`` per line) or an
-OpenTelemetry OTLP/JSON export (``"resourceSpans"``), whole-file or one export request per line.
+``load_sessions(path)`` picks the format from the content: our JSONL schema (``"traces"`` per line), an
+OpenTelemetry OTLP/JSON export (``"resourceSpans"``, whole-file or one export request per line), or the
+gateway's audit export (``agentcore gateway audit export``).
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import json
 from pathlib import Path
 
 from agentcore.evaluations.errors import TraceFormatError
+from agentcore.evaluations.importers.gateway import is_audit_record, read_gateway_sessions
 from agentcore.evaluations.importers.jsonl import read_jsonl_sessions
 from agentcore.evaluations.importers.otlp import read_otlp_sessions
 from agentcore.evaluations.trace import Session
 
-__all__ = ["load_sessions", "read_jsonl_sessions", "read_otlp_sessions"]
+__all__ = ["load_sessions", "read_gateway_sessions", "read_jsonl_sessions", "read_otlp_sessions"]
 
 
 def load_sessions(path: str | Path) -> list[Session]:
@@ -32,8 +34,13 @@ def load_sessions(path: str | Path) -> list[Session]:
         head = None
     if isinstance(head, dict) and "traces" in head:
         return read_jsonl_sessions(file, text)
+    if is_audit_record(head):
+        return read_gateway_sessions(file, text)
     if '"resourceSpans"' in text[:4096] or '"resource_spans"' in text[:4096]:
         return read_otlp_sessions(file, text)
     raise TraceFormatError(
-        file, 1, "unrecognised trace format: expected agentcore JSONL (an object with 'traces' per line) or OTLP/JSON"
+        file,
+        1,
+        "unrecognised trace format: expected agentcore JSONL (an object with 'traces' per line), OTLP/JSON "
+        "('resourceSpans') or a gateway audit export",
     )

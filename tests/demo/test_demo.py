@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -68,13 +69,22 @@ def test_memory_carries_the_payment_preference_into_a_later_session(demo_run: tu
     card = carried["payment_method"]["value"]
     assert card not in said  # the customer never named the card in this session
     assert calls[0]["arguments"]["payment_method_id"] == card and calls[0]["decision"] == "allow"
-    assert report.memory.records_created >= 2 and report.memory.events > 2 * len(report.sessions)
+    assert report.memory.preferences >= 3 and report.memory.events > 2 * len(report.sessions)
+    identified = [s for s in report.sessions if s.customer is not None]
+    assert report.memory.summaries == len(identified)
 
 
 def test_reports_are_written_and_readable(demo_run: tuple[DemoReport, Path]) -> None:
     report, out = demo_run
     written = ("evaluation.html", "evaluation-junit.xml", "evaluation.json", "traces.jsonl", "suite.toml")
-    written += ("audit.jsonl", "audit-verify.json", "transcripts.md", "summary.json", "accel-receipts.json")
+    written += (
+        "audit.jsonl",
+        "audit-verify.json",
+        "transcripts.md",
+        "summary.json",
+        "accel-receipts.json",
+        "index.html",
+    )
     for name in written:
         assert (out / name).stat().st_size > 0, name
     junit = ET.parse(out / "evaluation-junit.xml").getroot()
@@ -84,6 +94,9 @@ def test_reports_are_written_and_readable(demo_run: tuple[DemoReport, Path]) -> 
     assert len(gates) == 4 and not [case for case in gates if case.find("failure") is not None]
     assert suites["Builtin.GoalSuccessRate"].get("failures") == "0"
     assert "<html" in (out / "evaluation.html").read_text()
+    index = (out / "index.html").read_text()
+    linked = re.findall(r'(?:href|src)="([^"]+)"', index)
+    assert len(linked) >= 10 and all((out / name).is_file() for name in linked)
     lines = {line.evaluator: line for line in report.evaluation.evaluators}
     assert lines["Builtin.GoalSuccessRate"].pass_rate == 1.0 and lines["Builtin.ToolSelectionAccuracy"].passed
     assert DemoReport.model_validate_json((out / "summary.json").read_text()).sessions == report.sessions

@@ -102,3 +102,19 @@ def test_parameters_without_reference_check_schema_and_grounding(models: Models)
     assert grounded.passed and not invented.passed
     assert "missing required argument 'order_id'" in missing.explanation
     assert "should be string" in wrong_type.explanation
+
+
+def test_goal_assertions_need_a_supporting_agent_sentence(models: Models) -> None:
+    reference = SessionReference(assertions=["The agent told the user that the refund of $45.99 was issued."])
+
+    def said(output: str) -> Session:
+        return Session(
+            id=output[:10], traces=[Trace(id="t", input="Refund my order", output=output)], reference=reference
+        )
+
+    met, unmet = evaluate(
+        [said("Your refund of $45.99 has been issued to your card."), said("Please contact the store about that.")],
+        [create_evaluator("Builtin.GoalSuccessRate")],
+        models=models,
+    )
+    assert met.passed and not unmet.passed and "assertion" in unmet.explanation

@@ -91,6 +91,8 @@ def test_cli_verify_exit_codes_and_export(db_path: Path) -> None:
     broken = runner.invoke(app, ["gateway", "audit", "verify", "--database", str(db_path)])
     assert broken.exit_code == 1
     assert "record 5" in broken.output
+    missing = runner.invoke(app, ["gateway", "audit", "verify", "--database", str(db_path.parent / "typo.db")])
+    assert missing.exit_code == 2 and not (db_path.parent / "typo.db").exists()
 
 
 def test_postgres_chain(pg_url: str) -> None:

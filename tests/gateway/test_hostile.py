@@ -1,0 +1,55 @@
+"""Random and hostile input never crashes the gateway, never executes an invalid call, and is always audited."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentcore import Gateway
+from agentcore.gateway import ApprovalRequired, ToolArgumentError, ToolDenied, UnknownToolError
+
+Factory = Callable[..., tuple[Gateway, dict[str, int]]]
+EXPECTED = (ToolArgumentError, ToolDenied, ApprovalRequired, UnknownToolError)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+hostile_text = st.sampled_from(["\x00", "a\x00b", "é" * 10, "ｃｒｍ", "exаmple.com", "\u202e", "x" * 70_000, ""])
+arguments = st.dictionaries(
+    st.sampled_from(["customer_id", "order_id", "amount", "text", "recipient", "key", "extra"]),
+    json_values | hostile_text,
+    max_size=4,
+)
+tools = st.sampled_from(["crm.lookup", "refunds.issue", "orders.cancel", "notes.add", "email.send", "nope", "crm."])
+principals = st.sampled_from(
+    ["alice", {"id": "alice", "roles": ["support"]}, {"id": "root", "roles": ["admin"]}, {"roles": ["x"]}, 7, None]
+)
+
+
+def test_random_calls_are_decided_never_crash(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    outcomes: dict[str, int] = {}
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(tool=tools, args=arguments | json_values, principal=principals)
+    def call(tool: str, args: Any, principal: Any) -> None:
+        before = sum(runs.values())
+        try:
+            gw.call(tool, args, principal=principal)
+            outcome = "ok"
+        except EXPECTED as error:
+            outcome = type(error).__name__
+            assert sum(runs.values()) == before  # nothing ran
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+
+    call()
+    records = list(gw.audit.rows())
+    decisions = [r for r in records if r["kind"] == "decision"]
+    assert len(decisions) == sum(outcomes.values())  # every call left exactly one decision record
+    assert gw.audit.verify().ok
+    assert outcomes.get("ToolArgumentError", 0) > 0 and outcomes.get("ToolDenied", 0) > 0
