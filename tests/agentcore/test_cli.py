@@ -45,3 +45,28 @@ def test_bad_model_dir_exits_nonzero_with_the_reason(tmp_path: Path, monkeypatch
     monkeypatch.setenv("AGENTCORE_CACHE_DIR", str(tmp_path))
     result = runner.invoke(app, ["models", "build", "--model-dir", str(tmp_path / "missing")])
     assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+def _command_paths(command: object, path: list[str]) -> list[list[str]]:
+    paths = [path]
+    if hasattr(command, "commands"):
+        for name, sub in command.commands.items():  # type: ignore[attr-defined]
+            paths += _command_paths(sub, [*path, name])
+    return paths
+
+
+def test_every_command_in_the_tree_answers_help() -> None:
+    import typer
+
+    paths = _command_paths(typer.main.get_command(app), [])
+    assert len(paths) > 20
+    for path in paths:
+        result = runner.invoke(app, [*path, "--help"])
+        assert result.exit_code == 0, (path, result.output)
+
+
+def test_cli_reference_page_matches_the_code() -> None:
+    from agentcore.cli.reference import render
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+    assert page.read_text() == render(app), "regenerate: python -m agentcore.cli.reference > docs/cli.md"
