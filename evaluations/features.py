@@ -16,8 +16,8 @@ from agentcore.evaluations.models import Models
 from agentcore.evaluations.text import content_words, coverage, entities, numbers, sentences, words
 
 GROUNDING_FEATURES = (
-    "weakest_sentence_support",
     "mean_sentence_support",
+    "new_content_word_coverage",
     "number_coverage",
     "entity_coverage",
 )
@@ -43,23 +43,28 @@ def _units(text: str) -> list[str]:
     return sentences(text)[:40] or [text]
 
 
+def _claims(answer: str, question: str) -> list[str]:
+    """The answer's sentences; a one-sentence answer is read with its question ("Paris" alone claims nothing)."""
+    units = _units(answer)
+    return [f"{question} {answer}"] if len(units) == 1 and question.strip() else units
+
+
 def grounding_texts(answer: str, question: str, documents: Sequence[str]) -> list[str]:
-    return [*_units(answer), *(unit for doc in documents for unit in _units(doc))]
+    return [*_claims(answer, question), *(unit for doc in documents for unit in _units(doc))]
 
 
 def grounding_features(answer: str, question: str, documents: Sequence[str], models: Models) -> list[float]:
-    """How well ``documents`` support ``answer``: per-sentence similarity, and coverage of its numbers and names.
+    """How well ``documents`` support ``answer``: sentence similarity, and coverage of its words, numbers and names.
 
-    Plain content-word coverage and whole-answer similarity were dropped: on HaluEval they mostly encode answer
-    length, and they penalise the conversational words of ordinary agent replies.
+    Short answers are embedded together with their question: on HaluEval, bare answer spans otherwise look less
+    similar to the knowledge than fluent hallucinated sentences, a format artefact that inverted the signal.
     """
     doc_units = [unit for doc in documents for unit in _units(doc)] or [""]
-    support = models.embed(_units(answer)) @ models.embed(doc_units).T
-    per_sentence = support.max(axis=1)
+    support = models.embed(_claims(answer, question)) @ models.embed(doc_units).T
     source = " ".join(documents)
     return [
-        float(per_sentence.min()),
-        float(per_sentence.mean()),
+        float(support.max(axis=1).mean()),
+        coverage(content_words(answer) - content_words(question), content_words(source)),
         coverage(numbers(answer) - numbers(question), numbers(source)),
         coverage(entities(answer) - entities(question), entities(source) | content_words(source)),
     ]

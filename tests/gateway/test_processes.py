@@ -3,7 +3,6 @@ and acknowledged calls survive kill -9."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -20,11 +19,13 @@ from agentcore.gateway.db import Database
 POLICY = 'policy "limits"\nallow t.hit.\nlimit t.hit to 10 calls per minute per user.\n'
 
 
-def _worker(policies: str, database: str, state: str | None, user: str, out: multiprocessing.Queue) -> None:
+WORKER = textwrap.dedent(
+    """
+    import os, sys
     from agentcore import Gateway, ToolDenied
-
-    gw = Gateway(policies, database=database, state=state, name=f"worker-{os.getpid()}")
-    gw.tool(_hit, name="t.hit")
+    policies, database, state, user = sys.argv[1:5]
+    gw = Gateway(policies, database=database, state=state or None, name=f"worker-{os.getpid()}")
+    gw.tool(lambda n: n, name="t.hit", schema={"type": "object"})
     allowed = 0
     for _ in range(25):
         try:
@@ -33,32 +34,27 @@ def _worker(policies: str, database: str, state: str | None, user: str, out: mul
         except ToolDenied:
             pass
     gw.close()
-    out.put(allowed)
-
-
-def _hit(n: int) -> int:
-    return n
+    print(allowed)
+    """
+)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
 def test_four_gateway_processes_allow_exactly_ten(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     (tmp_path / "limits.policy").write_text(POLICY)
     database = str(tmp_path / "shared.db")
-    state = request.getfixturevalue("redis_url") if backend == "redis" else None
+    state = request.getfixturevalue("redis_url") if backend == "redis" else ""
     user = f"user-{uuid.uuid4().hex}"
     Database(database).close()
-    ctx = multiprocessing.get_context("fork")
-    out: multiprocessing.Queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(str(tmp_path), database, state, user, out)) for _ in range(4)]
-    for proc in procs:
-        proc.start()
-    allowed = [out.get(timeout=60) for _ in procs]
-    for proc in procs:
-        proc.join(timeout=30)
+    args = [str(tmp_path), database, state, user]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WORKER, *args], stdout=subprocess.PIPE, text=True) for _ in range(4)
+    ]
+    allowed = [int(proc.communicate(timeout=120)[0]) for proc in procs]
     assert sum(allowed) == 10, allowed
     result = AuditLog(Database(database)).verify()
     assert result.ok and result.records == 100 + 10  # 100 decisions, 10 executions
-    if state is not None:
+    if state:
         import redis
 
         client = redis.Redis.from_url(state)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
+import textwrap
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -88,41 +90,29 @@ def test_missing_resolver_detector_and_ledger_raise_for_fail_closed(tmp_path: Pa
     assert ctx.spend(Scope.USER, "u", at, at) == 1.5
 
 
-def _hammer(make: Callable[[], StateStore], bucket: str, attempts: int, results: multiprocessing.Queue) -> None:
-    store = make()
-    results.put(sum(store.reserve(bucket, 10, 60, uuid.uuid4().hex) for _ in range(attempts)))
-    store.close()
-
-
-class _Sqlite:
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def __call__(self) -> StateStore:
-        return SqlStateStore(Database(self.path))
-
-
-class _Redis:
-    def __init__(self, url: str, prefix: str) -> None:
-        self.url, self.prefix = url, prefix
-
-    def __call__(self) -> StateStore:
-        return RedisStateStore(self.url, prefix=self.prefix)
+HAMMER = textwrap.dedent(
+    """
+    import sys, uuid
+    from agentcore.gateway.db import Database
+    from agentcore.gateway.state import RedisStateStore, SqlStateStore
+    backend, where, prefix = sys.argv[1:4]
+    store = SqlStateStore(Database(where)) if backend == "sqlite" else RedisStateStore(where, prefix=prefix)
+    print(sum(store.reserve("limit|user|u1", 10, 60, uuid.uuid4().hex) for _ in range(25)))
+    """
+)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
 def test_four_processes_reserve_exactly_ten(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Separate interpreters (not forks of this multi-threaded test process) race on one bucket."""
     if backend == "sqlite":
-        make: Callable[[], StateStore] = _Sqlite(str(tmp_path / "shared.db"))
+        where, prefix = str(tmp_path / "shared.db"), ""
+        SqlStateStore(Database(where)).close()  # create the schema once
     else:
-        make = _Redis(request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix"))
-    make().close()  # create the schema once
-    ctx = multiprocessing.get_context("fork")
-    results: multiprocessing.Queue = ctx.Queue()
-    procs = [ctx.Process(target=_hammer, args=(make, "limit|user|u1", 25, results)) for _ in range(4)]
-    for proc in procs:
-        proc.start()
-    allowed = [results.get(timeout=60) for _ in procs]
-    for proc in procs:
-        proc.join(timeout=30)
+        where, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix")
+    procs = [
+        subprocess.Popen([sys.executable, "-c", HAMMER, backend, where, prefix], stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    allowed = [int(proc.communicate(timeout=120)[0]) for proc in procs]
     assert sum(allowed) == 10, allowed

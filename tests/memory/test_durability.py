@@ -37,20 +37,28 @@ def _writer(url: str, worker: str, count: int) -> subprocess.Popen[str]:
     )
 
 
-def test_four_processes_of_a_thousand_writes_all_persist(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'memory.db'}"
-    workers = [_writer(url, str(worker), 1000) for worker in range(4)]
+def _concurrent_writers(url: str, per_worker: int) -> None:
+    workers = [_writer(url, str(worker), per_worker) for worker in range(4)]
     outputs = [worker.communicate(timeout=300) for worker in workers]
     for worker, (_, stderr) in zip(workers, outputs, strict=True):
         assert worker.returncode == 0, stderr
         assert stderr == ""  # no error or retry warning surfaced to the caller
     acknowledged = {int(line) for stdout, _ in outputs for line in stdout.split()}
-    assert len(acknowledged) == 4000
+    assert len(acknowledged) == 4 * per_worker
     with MemoryStore(url) as store:
-        assert store.stats().events == 4000
+        assert store.stats().events == 4 * per_worker
         for worker in range(4):
             texts = [e.text for a in range(7) for e in store.list_events(f"actor-{a}", f"session-{worker}", limit=1000)]
-            assert sorted(texts) == sorted(f"worker {worker} event {index}" for index in range(1000))
+            assert sorted(texts) == sorted(f"worker {worker} event {index}" for index in range(per_worker))
+
+
+def test_four_processes_of_a_thousand_writes_all_persist(tmp_path: Path) -> None:
+    _concurrent_writers(f"sqlite:///{tmp_path / 'memory.db'}", 1000)
+
+
+def test_four_concurrent_writer_processes_on_postgresql(memory_postgres_url: str) -> None:
+    """The same on PostgreSQL, in the run's throwaway database (its public schema; other tests use their own)."""
+    _concurrent_writers(memory_postgres_url, 250)
 
 
 def test_a_killed_writer_loses_nothing_it_acknowledged(tmp_path: Path) -> None:
