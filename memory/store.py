@@ -158,6 +158,17 @@ class MemoryStore:
         ids = run_write(self.engine, work)
         return [Event(id=event_id, **row) for event_id, row in zip(ids, rows, strict=True)]
 
+    def add_events_bulk(self, actor_id: str, session_id: str, events: Sequence[NewEvent]) -> list[Event]:
+        """Append many events and embed them now, for large imports.
+
+        The embeddings run through this store's Accelerator in batches, so a store given
+        ``Accelerator(backend="ray")`` (or configured with ``[accel] backend = "ray"``) spreads them over the
+        cluster; searches then find them without embedding anything.
+        """
+        added = self.add_events(actor_id, session_id, events)
+        self.index_events(actor_id)
+        return added
+
     def _event_row(self, actor_id: str, session_id: str, new: NewEvent, now: datetime) -> dict[str, Any]:
         if new.branch is not None:
             check_id("branch", new.branch)

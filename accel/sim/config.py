@@ -4,6 +4,8 @@
 [accel]
 profile = "trn3-ultraserver-gen2"          # the fleet real calls are charged to
 profiles = ["ops/our-chips.toml"]          # extra profile files or folders
+backend = "ray"                            # run onnxruntime in Ray actors (default "local")
+address = "ray://head:10001"               # the cluster; omit for a local Ray instance
 [accel.overrides]
 "trn3.usd_per_chip_hour" = 4.10            # replace an assumption with your number
 ```
@@ -12,7 +14,7 @@ profiles = ["ops/our-chips.toml"]          # extra profile files or folders
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -29,6 +31,9 @@ class AccelConfig(BaseModel):
     profile: str = DEFAULT_PROFILE
     profiles: list[Path] = []
     overrides: dict[str, float] = {}
+    backend: Literal["local", "ray"] = "local"
+    address: str | None = None
+    workers: int | None = None
 
     def catalog(self) -> ProfileCatalog:
         return load_catalog(self.profiles, self.overrides)

@@ -70,3 +70,24 @@ def test_a_second_failure_names_the_batch(local_ray: None) -> None:
     os.kill(ray.get(actor.pid.remote()), signal.SIGKILL)
     with pytest.raises(ExecutorError, match=r"batch 0 of 4 for model\.int8\.onnx failed twice.*no restarts left"):
         executor.run(model, batches, ["embeddings"])
+
+
+def test_memory_bulk_ingestion_embeds_through_the_ray_backend(local_ray: None, tmp_path: Path) -> None:
+    from agentcore import MemoryStore
+    from agentcore.memory.rows import NewEvent
+
+    accelerator = _no_ledger(backend="ray", workers=2)
+    store = MemoryStore(url=f"sqlite:///{tmp_path / 'memory.db'}", accelerator=accelerator)
+    events = [NewEvent(role="user", text=text) for text in TEXTS[:40]]
+    added = store.add_events_bulk("ava", "s1", events)
+    assert len(added) == 40
+    assert store.index_events("ava") == 0  # already embedded by the bulk call
+    hits = store.search_events("ava", TEXTS[7], top_k=1, mode="vector")
+    assert hits[0].event.text == TEXTS[7]
+
+
+def test_backend_comes_from_agentcore_toml(local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "agentcore.toml").write_text('[accel]\nbackend = "ray"\nworkers = 1\n')
+    monkeypatch.chdir(tmp_path)
+    accelerator = _no_ledger()
+    assert isinstance(accelerator.executor, RayExecutor) and accelerator.executor.workers == 1
