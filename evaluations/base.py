@@ -36,7 +36,10 @@ class Target:
         """The session's turns up to and including this one (what the agent could know at this point)."""
         if self.trace is None:
             return list(self.session.traces)
-        return self.session.traces[: self.session.traces.index(self.trace) + 1]
+        position = next(
+            (i for i, turn in enumerate(self.session.traces) if turn is self.trace), len(self.session.traces) - 1
+        )
+        return self.session.traces[: position + 1]
 
     @property
     def context(self) -> list[str]:

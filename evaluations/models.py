@@ -76,15 +76,28 @@ class Models:
         items = sum(receipt.items for receipt in self.embed_receipts)
         if count == 0 or items == 0:
             return None
-        cpu = sum(receipt.cpu_seconds for receipt in self.embed_receipts)
-        tokens = sum(receipt.tokens for receipt in self.embed_receipts)
-        model = self.embed_receipts[0].model
-        return Usage(model=model, items=count, tokens=round(tokens * count / items), cpu_seconds=cpu * count / items)
+        return _share(self.embed_receipts, count, count / items)
 
     def head_usage(self, owner: str, targets: int) -> Usage | None:
         """One target's share of the head runs made for evaluator ``owner``."""
         receipts = self.head_receipts.get(owner, [])
         if not receipts or targets == 0:
             return None
-        cpu = sum(receipt.cpu_seconds for receipt in receipts)
-        return Usage(model=receipts[0].model, items=1, cpu_seconds=cpu / targets)
+        return _share(receipts, 1, 1 / targets)
+
+
+def _share(receipts: list[Receipt], items: int, fraction: float) -> Usage:
+    """``fraction`` of the summed receipts (real CPU time and the simulated device time, dollars and joules)."""
+
+    def total(field: str) -> float:
+        return sum(float(getattr(receipt, field, 0.0)) for receipt in receipts) * fraction
+
+    return Usage(
+        model=receipts[0].model,
+        items=items,
+        tokens=round(total("tokens")),
+        cpu_seconds=total("cpu_seconds"),
+        device_seconds=round(total("device_seconds"), 9),
+        usd=round(total("usd"), 12),
+        joules=round(total("joules"), 9),
+    )

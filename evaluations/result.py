@@ -54,6 +54,9 @@ class Usage(BaseModel):
     items: int
     tokens: int = 0
     cpu_seconds: float | None = Field(default=None, description="measured CPU time; left out of JSON reports")
+    device_seconds: float = Field(default=0.0, description="simulated accelerator time (accel's cost model)")
+    usd: float = 0.0
+    joules: float = 0.0
 
 
 class EvaluatorResult(BaseModel):

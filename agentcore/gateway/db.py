@@ -11,6 +11,7 @@ show up as multi-millisecond tail latencies on the call path.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -25,6 +26,7 @@ from sqlmodel import SQLModel
 
 from agentcore.errors import ConfigError
 
+log = logging.getLogger(__name__)
 Durability = Literal["process", "power"]
 DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
 
@@ -117,6 +119,9 @@ class Database:
                 yield cur
                 if self.backend == "sqlite":
                     cur.execute("COMMIT")
+                    if self._checkpointer is not None and self._checkpointer.failed:
+                        cur.execute("PRAGMA wal_autocheckpoint=1000")
+                        self._checkpointer = None
                 else:
                     conn.commit()
             except BaseException:
@@ -161,6 +166,7 @@ class _Checkpointer:
         self._engine = engine
         self._interval_s = interval_s
         self._stop = threading.Event()
+        self.failed = False
         self._thread = threading.Thread(target=self._run, name="agentcore-wal-checkpoint", daemon=True)
         self._thread.start()
 
@@ -169,6 +175,9 @@ class _Checkpointer:
         try:
             while not self._stop.wait(self._interval_s):
                 raw.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # type: ignore[union-attr]
+        except Exception as error:  # the writer sees `failed` and turns SQLite's automatic checkpoints back on
+            log.warning("background WAL checkpoints stopped: %s", error)
+            self.failed = True
         finally:
             raw.close()
 

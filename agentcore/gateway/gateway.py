@@ -38,6 +38,7 @@ from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
+from agentcore.gateway.schema import ensure_schema
 from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
@@ -102,6 +103,7 @@ class Gateway:
         self.approval_timeout_s = approval_timeout_s
         self.limits = limits or ArgumentLimits()
         self.db = Database(database, durability=durability)
+        ensure_schema(self.db)
         self.board = StatusBoard(self.db)
         self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
         self.audit = AuditLog(self.db)

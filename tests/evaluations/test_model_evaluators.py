@@ -113,3 +113,4 @@ def test_usage_reports_the_accel_work_of_each_result(models: Models) -> None:
     assert "faithfulness" in kinds and any(
         usage.items > 0 and usage.model != "faithfulness" for usage in faithful.usage
     )
+    assert all(usage.device_seconds > 0 and usage.usd > 0 for usage in faithful.usage), "simulated cost is charged"

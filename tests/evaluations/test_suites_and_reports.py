@@ -207,3 +207,22 @@ def test_custom_evaluators_in_python_and_in_the_suite(tmp_path: Path, accelerato
     ]
     with pytest.raises(UnknownEvaluatorError):
         create_evaluator("Custom.NeverDefined")
+
+
+def test_reference_similarity_and_bad_judges(accelerator) -> None:  # type: ignore[no-untyped-def]
+    from agentcore.evaluations import EvaluationError, TraceReference
+    from agentcore.evaluations.custom import JudgeEvaluator, ReferenceSimilarity, RuleSpec, build_rule
+
+    reference = TraceReference(expected_response="Your order ships on Friday.")
+    close = Trace(id="t1", input="When does it ship?", output="It ships this Friday.", reference=reference)
+    far = Trace(id="t2", input="When does it ship?", output="Our stores open at nine.", reference=reference)
+    similarity = ReferenceSimilarity(RuleSpec(id="Custom.Ref", type="reference_similarity"))
+    near_result, far_result = evaluate([Session(id="s", traces=[close, far])], [similarity], models=Models(accelerator))
+    assert near_result.raw_score > far_result.raw_score
+    out_of_range = JudgeEvaluator(RuleSpec(id="Custom.J", type="judge"), judge=lambda target: 7.0)
+    with pytest.raises(EvaluationError, match=r"returned score 7\.0; scores must lie in \[0, 1\]"):
+        evaluate([Session(id="s", traces=[close])], [out_of_range], models=Models(accelerator))
+    with pytest.raises(EvaluationError, match=r"must be 'package\.module:function'"):
+        build_rule(RuleSpec(id="Custom.J", type="judge", judge="no_colon"))
+    with pytest.raises(EvaluationError, match="unknown type 'llm'"):
+        build_rule(RuleSpec(id="Custom.X", type="llm"))

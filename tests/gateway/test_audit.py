@@ -147,3 +147,13 @@ def test_durability_setting_controls_fsync(tmp_path: Path, durability: str, sync
     db.close()
     with pytest.raises(ConfigError, match="durability"):
         Database(str(tmp_path / "d.db"), durability="sometimes")  # type: ignore[arg-type]
+
+
+def test_a_database_from_a_newer_gateway_is_refused(tmp_path: Path) -> None:
+    from agentcore import Gateway
+    from agentcore.gateway.schema import CURRENT
+
+    Gateway(None, database=str(tmp_path / "g.db")).close()
+    _tamper(tmp_path / "g.db", f"UPDATE gateway_schema SET version = {CURRENT + 1}")
+    with pytest.raises(ConfigError, match="newer than this agentcore understands"):
+        Gateway(None, database=str(tmp_path / "g.db"))

@@ -34,6 +34,7 @@ POLICY = """policy "mcp"
 allow crm.lookup for users with role "support".
 allow crm.delete_customer for users with role "admin".
 allow calc.add when a is at most 100.
+limit calc.add to 2 calls per minute per session.
 redact email addresses in results of crm.lookup.
 """
 
@@ -112,6 +113,9 @@ def test_stdio_proxy_filters_enforces_redacts_and_audits(tmp_path: Path) -> None
             assert too_big.is_error
             bad = await client.call_tool("calc_add", {"a": "two", "b": 3})
             assert bad.is_error and "invalid arguments" in _text(bad)
+            assert not (await client.call_tool("calc_add", {"a": 1, "b": 1})).is_error
+            limited = await client.call_tool("calc_add", {"a": 1, "b": 1})  # 2 per session: the connection
+            assert limited.is_error and "limit" in _text(limited)
             unknown = await client.call_tool("nope", {})
             assert unknown.is_error and "unknown tool" in _text(unknown)
 

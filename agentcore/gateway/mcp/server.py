@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -44,6 +45,7 @@ class McpProxy:
         self.upstreams = Upstreams(self.gateway, config.targets)
         self.verifier = JwtVerifier(config.auth) if config.auth else None
         self._names_cache: tuple[int, dict[str, str]] = (-1, {})
+        self._stdio_session = "stdio-" + uuid.uuid4().hex
         self.server: Server[Any] = Server(
             config.name, version="1", on_list_tools=self._list_tools, on_call_tool=self._call_tool
         )
@@ -60,6 +62,12 @@ class McpProxy:
             raise AuthError("no caller identity: configure [gateway.identity] for stdio or [gateway.auth] for HTTP")
         principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
         return principal, AgentInfo(id=identity.agent), identity.tenant
+
+    def _session(self, ctx: Any) -> str:
+        """The MCP session (``Mcp-Session-Id`` on HTTP; the one connection on stdio) scopes session rules."""
+        request = getattr(ctx, "request", None)
+        header = request.headers.get("mcp-session-id") if request is not None else None
+        return str(header) if header else self._stdio_session
 
     def _names(self) -> dict[str, str]:
         """Exposed name -> gateway tool name (recomputed only when tools were added)."""
@@ -87,7 +95,7 @@ class McpProxy:
         except AuthError as error:
             return _error(str(error))
         name = self._names().get(params.name, params.name)
-        session = getattr(getattr(ctx, "session", None), "session_id", None)
+        session = self._session(ctx)
         try:
             result = await self.gateway.acall(
                 name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
