@@ -91,4 +91,3 @@ def test_backend_comes_from_agentcore_toml(local_ray: None, tmp_path: Path, monk
     monkeypatch.chdir(tmp_path)
     accelerator = _no_ledger()
     assert isinstance(accelerator.executor, RayExecutor) and accelerator.executor.workers == 1
-
