@@ -23,6 +23,7 @@ from agentcore.errors import AgentCoreError, ModelError
 log = logging.getLogger(__name__)
 
 Feeds = dict[str, np.ndarray]
+ACTOR_CPU_RESERVATION = 0.1  # Ray scheduling share of one actor; its session's threads are set separately
 
 
 class ExecutorError(AgentCoreError):
@@ -114,7 +115,12 @@ class RayExecutor:
         with self._lock:
             pool = self._pools.get(key)
             if pool is None:
-                remote = self._ray.remote(num_cpus=self.threads_per_worker, max_restarts=0)(_SessionActor)
+                # Actors of different models (encoder, evaluator heads) share the workers' cores: a full-core
+                # reservation per actor would leave a second model unschedulable and hang. SPREAD puts a model's
+                # actors on different nodes; each session still runs ``threads_per_worker`` threads.
+                remote = self._ray.remote(num_cpus=ACTOR_CPU_RESERVATION, scheduling_strategy="SPREAD", max_restarts=0)(
+                    _SessionActor
+                )
                 pool = self._pools[key] = _Pool(
                     remote, self._ray.put(model.read_bytes()), self.threads_per_worker, self.workers, self.max_restarts
                 )

@@ -32,15 +32,24 @@ def run(
         None, "--baseline", help="Earlier JSON report to compare against (overrides the suite's)."
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Re-score everything instead of reusing cached results."),
+    backend: str | None = typer.Option(
+        None, "--backend", help="Where model batches run: local or ray (default: [accel] backend, else local)."
+    ),
+    address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray instance)."),
 ) -> None:
     """Run SUITE; exit 0 when every threshold is met, 1 when one fails, 2 on bad input."""
+    from agentcore.accel.runtime import Accelerator
     from agentcore.errors import AgentCoreError
     from agentcore.evaluations.api import EvaluationSuite
     from agentcore.evaluations.reports import render_html, render_json, render_junit, render_markdown
 
     console = Console(stderr=True)
+    if backend not in (None, "local", "ray"):
+        console.print(f"[red]error:[/red] unknown backend {backend!r}; choose local or ray")
+        raise typer.Exit(EXIT_BAD_INPUT)
     try:
-        runner = EvaluationSuite.from_file(suite)
+        accelerator = Accelerator(backend=backend, address=address) if backend or address else None  # type: ignore[arg-type]
+        runner = EvaluationSuite.from_file(suite, accelerator=accelerator)
         with Progress(console=console, transient=True) as bar:
             task = bar.add_task("evaluating", total=len(runner.evaluators))
             outcome = runner.run(

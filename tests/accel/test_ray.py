@@ -91,3 +91,21 @@ def test_backend_comes_from_agentcore_toml(local_ray: None, tmp_path: Path, monk
     monkeypatch.chdir(tmp_path)
     accelerator = _no_ledger()
     assert isinstance(accelerator.executor, RayExecutor) and accelerator.executor.workers == 1
+
+
+def test_eval_run_on_ray_writes_the_same_json_report(local_ray: None, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentcore.cli import app
+
+    suite = Path(__file__).resolve().parents[2] / "examples" / "evals" / "suite.toml"
+    reports = {}
+    for backend in ("local", "ray"):
+        target = tmp_path / f"{backend}.json"
+        command = ["eval", "run", str(suite), "--no-cache", "--backend", backend, "--json", str(target)]
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 0, result.output
+        reports[backend] = target.read_bytes()
+    assert reports["ray"] == reports["local"]
+    bad = CliRunner().invoke(app, ["eval", "run", str(suite), "--backend", "gpu"])
+    assert bad.exit_code == 2
