@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,12 +52,15 @@ def test_a_killed_actor_is_restarted_and_its_batch_retried(local_ray: None) -> N
     accelerator = _no_ledger()
     model = accelerator.encoder.path("fp32")
     executor = RayExecutor(workers=1, max_restarts=1)
-    batches = _batches(accelerator, 48)
-    expected = executor.run(model, batches, ["embeddings"])
+    batches = _batches(accelerator, 48) * 8
+    expected = executor.run(model, batches[:48], ["embeddings"]) * 8
     (actor,) = executor.actors(model)
-    os.kill(ray.get(actor.pid.remote()), signal.SIGKILL)
+    killer = threading.Timer(0.2, os.kill, (ray.get(actor.pid.remote()), signal.SIGKILL))
+    killer.start()  # the actor dies while its queue of 384 batches is being worked through
     results = executor.run(model, batches, ["embeddings"])
-    assert len(results) == 48
+    killer.join()
+    assert executor.actors(model) != [actor]  # it was replaced
+    assert len(results) == 384
     for got, want in zip(results, expected, strict=True):
         np.testing.assert_allclose(got[0], want[0], atol=1e-6)
 
