@@ -20,7 +20,12 @@ from agentcore.memory.models import Event
 Encoder = Callable[[Sequence[str]], np.ndarray]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # The object of a statement runs to the end of its clause: punctuation or a conjunction starting a new one.
-_CLAUSE_END = r"(?P<object>[^.!?;,]+?)(?=\s+(?:and|but|because|although|since|so|while|when)\s|[.!?;,]|$)"
+# A clause ends at a conjunction or at punctuation followed by a space or the end; a dot inside a token (an email
+# address, a domain, "3.5") belongs to the clause.
+_CLAUSE_END = (
+    r"(?P<object>(?:[^.!?;,]|[.!?](?=\w))+?)"
+    r"(?=\s+(?:and|but|because|although|since|so|while|when)\s|[.!?;,](?=\s|$)|$)"
+)
 
 
 class ExtractedMemory(BaseModel):

@@ -42,3 +42,15 @@ def test_pattern_extractors_read_first_person_statements() -> None:
         ("favorite season", "positive"),
     ]
     assert PreferenceExtractor().extract([_event("The weather was nice and we walked home.")], _unused_encoder) == []
+
+
+def test_dots_inside_an_email_or_number_stay_in_the_fact() -> None:
+    facts = FactExtractor().extract(
+        [_event("My email is amelia.hernandez4670@example.com. I live in St.Ives, and I work at a bakery.")],
+        _unused_encoder,
+    )
+    assert _texts(facts) == [
+        "User's email is amelia.hernandez4670@example.com.",
+        "User lives in St.Ives.",
+        "User works at a bakery.",
+    ]
