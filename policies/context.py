@@ -13,7 +13,7 @@ principal id, agent id, session id or tenant of the current request for that sco
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -83,6 +83,18 @@ class DecisionContext(Protocol):
     def detect(self, detector: str, text: str) -> float:
         """Score in [0, 1] of guardrail detector ``detector`` on ``text``; raise if the detector is unavailable."""
         ...
+
+
+def argument_total(calls_args: Iterable[Mapping[str, Any]], arg_path: Sequence[str]) -> float:
+    """Sum of the numeric value at ``arg_path`` over calls' arguments; missing or non-numeric values count 0."""
+    result = 0.0
+    for args in calls_args:
+        value: Any = args
+        for part in arg_path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            result += value
+    return result
 
 
 @dataclass(frozen=True)
@@ -163,14 +175,8 @@ class InMemoryContext:
         window_seconds: float,
         now: datetime,
     ) -> float:
-        result = 0.0
-        for call in self._window(actions, scope, key, now - timedelta(seconds=window_seconds), now):
-            value: Any = call.args
-            for part in arg_path:
-                value = value.get(part) if isinstance(value, dict) else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                result += value
-        return result
+        calls = self._window(actions, scope, key, now - timedelta(seconds=window_seconds), now)
+        return argument_total((call.args for call in calls), arg_path)
 
     def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
         calls = self._window(actions, scope, key, datetime.min.replace(tzinfo=now.tzinfo), now)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentcore.gateway.state import CallRecord, StateStore
-from agentcore.policies.context import Scope, action_matches
+from agentcore.policies.context import Scope, action_matches, argument_total
 
 Resolver = Callable[[Any], Mapping[str, Any] | None]
 Detector = Callable[[str], float]
@@ -61,14 +61,8 @@ class GatewayContext:
         now: datetime,
     ) -> float:
         end = now.timestamp()
-        result = 0.0
-        for call in self._window(actions, scope, key, end - window_seconds, end):
-            value: Any = call.args
-            for part in arg_path:
-                value = value.get(part) if isinstance(value, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                result += value
-        return result
+        calls = self._window(actions, scope, key, end - window_seconds, end)
+        return argument_total((call.args for call in calls), arg_path)
 
     def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
         end = now.timestamp()
