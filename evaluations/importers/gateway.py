@@ -7,12 +7,12 @@ conversation text, so these sessions feed the tool-call, goal and trajectory eva
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from agentcore.evaluations.errors import TraceFormatError
+from agentcore.evaluations.importers.jsonl import json_lines
 from agentcore.evaluations.trace import Session, ToolCall, Trace
 
 AUDIT_KEYS = frozenset({"seq", "kind", "call_id", "tool", "prev_hash"})
@@ -25,16 +25,9 @@ def is_audit_record(record: object) -> bool:
 
 def read_gateway_sessions(path: Path, text: str | None = None) -> list[Session]:
     """Sessions of tool calls from a gateway audit JSONL export."""
-    content = path.read_text(encoding="utf-8") if text is None else text
     calls: dict[str, dict[str, Any]] = {}
     order: dict[str, list[str]] = defaultdict(list)
-    for number, line in enumerate(content.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TraceFormatError(path, number, f"invalid JSON ({error.msg} at column {error.colno})") from None
+    for number, record in json_lines(path, text):
         if not is_audit_record(record):
             missing = sorted(AUDIT_KEYS - set(record)) if isinstance(record, dict) else sorted(AUDIT_KEYS)
             raise TraceFormatError(path, number, f"not a gateway audit record: missing {', '.join(missing)}")

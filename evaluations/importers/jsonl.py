@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from agentcore.evaluations.errors import TraceFormatError
 from agentcore.evaluations.trace import SCHEMA_VERSION, Session
+
+
+def json_lines(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` for each non-blank line; invalid JSON names the file and line."""
+    content = path.read_text(encoding="utf-8") if text is None else text
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TraceFormatError(path, number, f"invalid JSON ({error.msg} at column {error.colno})") from None
 
 
 def describe_validation(error: ValidationError) -> str:
@@ -23,16 +37,9 @@ def describe_validation(error: ValidationError) -> str:
 
 def read_jsonl_sessions(path: Path, text: str | None = None) -> list[Session]:
     """Parse one session per non-blank line; ``schema`` (if present) must be ``agentcore.trace/1``."""
-    content = path.read_text(encoding="utf-8") if text is None else text
     sessions: list[Session] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(content.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TraceFormatError(path, number, f"invalid JSON ({error.msg} at column {error.colno})") from None
+    for number, record in json_lines(path, text):
         if not isinstance(record, dict):
             raise TraceFormatError(path, number, f"expected a JSON object (a session), got {type(record).__name__}")
         schema = record.pop("schema", SCHEMA_VERSION)
