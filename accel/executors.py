@@ -1,7 +1,7 @@
 """Where onnxruntime batches execute: in this process, or in Ray actors across a cluster.
 
 The Accelerator decides *what* to run (tokenisation, batching, simulated-device accounting, receipts);
-an executor only runs a list of batches of one ONNX model and returns their outputs in order. So the
+an executor only runs a list of batches of one ONNX model and returns their named outputs in order. So the
 receipts and the ledger are identical whichever executor ran the batches.
 """
 
@@ -23,6 +23,7 @@ from agentcore.errors import AgentCoreError, ModelError
 log = logging.getLogger(__name__)
 
 Feeds = dict[str, np.ndarray]
+Outputs = dict[str, np.ndarray]
 ACTOR_CPU_RESERVATION = 0.1  # Ray scheduling share of one actor; its session's threads are set separately
 
 
@@ -31,8 +32,8 @@ class ExecutorError(AgentCoreError):
 
 
 class Executor(Protocol):
-    def run(self, model: Path, batches: Sequence[Feeds], outputs: list[str] | None = None) -> list[list[np.ndarray]]:
-        """Run every batch through ``model``; return each batch's outputs, in the order of ``batches``."""
+    def run(self, model: Path, batches: Sequence[Feeds], outputs: list[str] | None = None) -> list[Outputs]:
+        """Run every batch through ``model``; return each batch's outputs by name, in the order of ``batches``."""
         ...
 
 
@@ -50,6 +51,12 @@ def open_session(model: Path | bytes, threads: int) -> ort.InferenceSession:
     except Exception as error:  # onnxruntime raises its own untyped errors for invalid graphs
         name = "model bytes" if isinstance(model, bytes) else str(model)
         raise ModelError(f"onnxruntime cannot load {name}: {error}") from error
+
+
+def run_named(session: ort.InferenceSession, feeds: Feeds, outputs: list[str] | None) -> Outputs:
+    """One ``session.run`` with its results keyed by output name (all outputs when ``outputs`` is None)."""
+    names = outputs or [meta.name for meta in session.get_outputs()]
+    return dict(zip(names, session.run(names, dict(feeds)), strict=True))
 
 
 _sessions: dict[tuple[str, str, int], ort.InferenceSession] = {}
@@ -72,9 +79,9 @@ class LocalExecutor:
     def __init__(self, threads: int | None = None) -> None:
         self.threads = threads or os.cpu_count() or 1
 
-    def run(self, model: Path, batches: Sequence[Feeds], outputs: list[str] | None = None) -> list[list[np.ndarray]]:
+    def run(self, model: Path, batches: Sequence[Feeds], outputs: list[str] | None = None) -> list[Outputs]:
         session = local_session(model, self.threads)
-        return [session.run(outputs, dict(feeds)) for feeds in batches]
+        return [run_named(session, feeds, outputs) for feeds in batches]
 
 
 class RayExecutor:
@@ -130,14 +137,14 @@ class RayExecutor:
         """The live actor handles serving ``model`` (for operations and tests)."""
         return list(self._pool(model).actors)
 
-    def run(self, model: Path, batches: Sequence[Feeds], outputs: list[str] | None = None) -> list[list[np.ndarray]]:
+    def run(self, model: Path, batches: Sequence[Feeds], outputs: list[str] | None = None) -> list[Outputs]:
         from ray.exceptions import RayActorError
 
         pool = self._pool(model)
         slots = [index % len(pool.actors) for index in range(len(batches))]
         sent = [pool.actors[slot] for slot in slots]
         pending = [actor.run.remote(feeds, outputs) for actor, feeds in zip(sent, batches, strict=True)]
-        results: list[list[np.ndarray]] = []
+        results: list[Outputs] = []
         for index, ref in enumerate(pending):
             try:
                 results.append(self._ray.get(ref))
@@ -181,8 +188,8 @@ class _SessionActor:
     def __init__(self, model: bytes, threads: int) -> None:
         self._session = open_session(model, threads)
 
-    def run(self, feeds: Feeds, outputs: list[str] | None) -> list[np.ndarray]:
-        return list(self._session.run(outputs, feeds))
+    def run(self, feeds: Feeds, outputs: list[str] | None) -> Outputs:
+        return run_named(self._session, feeds, outputs)
 
     def pid(self) -> int:
         return os.getpid()

@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from agentcore.accel.executors import Executor, LocalExecutor, RayExecutor, local_session
+from agentcore.accel.executors import Executor, LocalExecutor, RayExecutor
 from agentcore.accel.ledger import Ledger
 from agentcore.accel.metering import Meter, sequence_length
 from agentcore.accel.models.registry import VARIANTS, BuiltModel, ensure_built, load_verified
@@ -197,7 +197,7 @@ class Accelerator:
             for chunk in (chunks if not charge.rejected else [])
         ]
         for chunk, outputs in zip(chunks, self.executor.run(path, feeds, ["embeddings"]), strict=False):
-            vectors[chunk] = outputs[0]
+            vectors[chunk] = outputs["embeddings"]
         batches = len(feeds)
         receipt = Receipt(
             model=encoder.name,
@@ -231,12 +231,10 @@ class Accelerator:
         charge = self.meter.charge(path, path.stem, "fp32", [(max(items, 1), sequence_length(inputs))])
         started = time.perf_counter()
         try:
-            values = self.executor.run(path, [dict(inputs)])[0] if not charge.rejected else []
+            outputs = self.executor.run(path, [dict(inputs)])[0] if not charge.rejected else {}
         except Exception as error:  # onnxruntime's errors are untyped; name the model and the inputs
             raise ModelError(f"running {path.name} on inputs {sorted(inputs)} failed: {error}") from error
         elapsed = time.perf_counter() - started
-        names = [meta.name for meta in local_session(path, self.threads).get_outputs()]
-        outputs = dict(zip(names, values, strict=False))
         receipt = Receipt(
             model=path.stem,
             variant="fp32",

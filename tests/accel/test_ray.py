@@ -62,7 +62,7 @@ def test_a_killed_actor_is_restarted_and_its_batch_retried(local_ray: None) -> N
     assert executor.actors(model) != [actor]  # it was replaced
     assert len(results) == 384
     for got, want in zip(results, expected, strict=True):
-        np.testing.assert_allclose(got[0], want[0], atol=1e-6)
+        np.testing.assert_allclose(got["embeddings"], want["embeddings"], atol=1e-6)
 
 
 def test_a_second_failure_names_the_batch(local_ray: None) -> None:
