@@ -178,9 +178,7 @@ class Gateway:
         """Run one tool call under policy; raise ToolDenied / ApprovalRequired / ToolArgumentError / ..."""
         plan = self._admit(name, args, principal, agent, session, tenant)
         if isinstance(plan, Approval):
-            if (approval or self.approval_mode) == "raise":
-                raise ApprovalRequired(name, plan.id, ", ".join(plan.approver_roles) or None)
-            return self.approvals.wait_sync(plan.id, self.approval_timeout_s)
+            return self.approvals.wait_sync(self._awaited(plan, approval).id, self.approval_timeout_s)
         return self._run_sync(plan)
 
     async def acall(
@@ -198,10 +196,15 @@ class Gateway:
         """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision."""
         plan = self._admit(name, args, principal, agent, session, tenant)
         if isinstance(plan, Approval):
-            if (approval or self.approval_mode) == "raise":
-                raise ApprovalRequired(name, plan.id, ", ".join(plan.approver_roles) or None)
-            return await self.approvals.wait(plan.id, approval_timeout_s or self.approval_timeout_s)
+            pending = self._awaited(plan, approval)
+            return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
         return await self._run_async(plan)
+
+    def _awaited(self, pending: Approval, approval: ApprovalMode | None) -> Approval:
+        """The approval to wait for in ``wait`` mode; in ``raise`` mode, ApprovalRequired with its id."""
+        if (approval or self.approval_mode) == "raise":
+            raise ApprovalRequired(pending.tool, pending.id, ", ".join(pending.approver_roles) or None)
+        return pending
 
     # ---- admission: resolve, validate, decide, approvals, reservations; fail closed -------------------------
     def _admit(
