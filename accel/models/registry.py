@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from agentcore.accel.models.bert import BertConfig, build_encoder_graph, load_weights
 from agentcore.accel.models.quantize import quantize_int8
-from agentcore.accel.models.source import DEFAULT_MODEL_NAME, resolve_source, sha256_file
+from agentcore.accel.models.source import DEFAULT_MODEL_NAME, DEFAULT_WHEEL, resolve_source, sha256_file
 from agentcore.accel.settings import cache_dir
 from agentcore.errors import ModelCorruptError, ModelNotFoundError
 
@@ -119,17 +119,15 @@ def ensure_built(model_dir: str | os.PathLike[str] | None = None, name: str | No
     source = resolve_source(model_dir)
     with _build_lock:
         key = build_key(source)
-        label = name or (
-            DEFAULT_MODEL_NAME if model_dir is None and not os.environ.get("AGENTCORE_MODEL_DIR") else source.name
-        )
+        # The pinned default wheel is extracted to sources/<its sha256 prefix>, however it was chosen.
+        label = name or (DEFAULT_MODEL_NAME if source.name == DEFAULT_WHEEL.sha256[:16] else source.name)
         folder = models_dir() / f"{label}-{key}"
         existing = _read_manifest(folder)
-        if existing is not None and not _intact(folder, existing.files):
-            return existing
         if existing is not None:
-            log.warning(
-                "model build %s is corrupt (%s); rebuilding", folder, ", ".join(_intact(folder, existing.files))
-            )
+            bad = _intact(folder, existing.files)
+            if not bad:
+                return existing
+            log.warning("model build %s is corrupt (%s); rebuilding", folder, ", ".join(bad))
         return _build(source, folder, label, key)
 
 
