@@ -23,6 +23,7 @@ from agentcore.accel.sim.profiles import ProfileCatalog, load_catalog
 from agentcore.accel.sim.report import SimulationReport
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import PRESETS
+from agentcore.cli.output import fail
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(
@@ -35,11 +36,6 @@ JSON_OPTION = typer.Option(False, "--json", help="Print the result as one JSON o
 WORKLOAD_HELP = f"A preset ({', '.join(PRESETS)}) or a workload .json/.toml file."
 PATHS_OPTION = typer.Option([], "--profiles", help="Extra profile TOML files or folders (repeatable).")
 SET_OPTION = typer.Option([], "--set", help="Override a figure, e.g. --set trn3.usd_per_chip_hour=4.1 (repeatable).")
-
-
-def _fail(error: Exception) -> typer.Exit:
-    console.print(f"[red]error:[/red] {error}")
-    return typer.Exit(1)
 
 
 def _catalog(paths: list[Path], settings: list[str]) -> ProfileCatalog:
@@ -101,7 +97,7 @@ def profiles(
             return
         listed = {name: catalog.profile(name) for name in catalog.names()}
     except AgentCoreError as error:
-        raise _fail(error) from error
+        fail(error)
     if as_json:
         _emit({name: {**profile.totals(), "projected": profile.projected} for name, profile in listed.items()})
         return
@@ -177,7 +173,7 @@ def simulate(
             report = simulator.run(workload, progress=progress)
         written = _write_outputs(report, out)
     except AgentCoreError as error:
-        raise _fail(error) from error
+        fail(error)
     if as_json:
         _emit(report)
         return
@@ -200,7 +196,7 @@ def compare(
         with _progress(not as_json, f"comparing on {workload}") as progress:
             comparison = simulator.compare(profile_b, workload, progress=progress)
     except AgentCoreError as error:
-        raise _fail(error) from error
+        fail(error)
     if as_json:
         _emit(comparison.model_dump(mode="json", exclude={"a": {"timeline"}, "b": {"timeline"}}))
         return
@@ -234,7 +230,7 @@ def capacity(
         with console.status("bisecting the per-unit load") if not as_json else nullcontext():
             plan = plan_capacity(question, simulator.profile, simulator.service)
     except (AgentCoreError, ValueError) as error:
-        raise _fail(error) from error
+        fail(error)
     if as_json:
         _emit(plan)
         return
@@ -275,7 +271,7 @@ def ledger(
         rows = book.report(by=by, tenant=tenant, user=user, agent=agent, window=span)  # type: ignore[arg-type]
         exported = book.export(export, window=span) if export else None
     except AgentCoreError as error:
-        raise _fail(error) from error
+        fail(error)
     if as_json:
         _emit({"rows": [row.model_dump(mode="json") for row in rows], "exported": exported})
         return

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from agentcore.cli.output import fail
+
 app = typer.Typer(help="Evaluate agent traces: run suites with CI gates, list the evaluators.", no_args_is_help=True)
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -45,8 +47,7 @@ def run(
 
     console = Console(stderr=True)
     if backend not in (None, "local", "ray"):
-        console.print(f"[red]error:[/red] unknown backend {backend!r}; choose local or ray")
-        raise typer.Exit(EXIT_BAD_INPUT)
+        fail(f"unknown backend {backend!r}; choose local or ray", EXIT_BAD_INPUT)
     try:
         accelerator = Accelerator(backend=backend, address=address) if backend or address else None  # type: ignore[arg-type]
         runner = EvaluationSuite.from_file(suite, accelerator=accelerator)
@@ -56,8 +57,7 @@ def run(
                 baseline=baseline, cache=not no_cache, progress=lambda done, total: bar.update(task, completed=done)
             )
     except AgentCoreError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        fail(error, EXIT_BAD_INPUT)
     for path, render in (
         (json_report, render_json),
         (junit, render_junit),

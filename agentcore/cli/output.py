@@ -6,12 +6,16 @@ from typing import NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)
 
 
 def fail(message: object, code: int = 1) -> NoReturn:
-    """Print ``error: message`` on stderr (never wrapped mid-line) and exit with ``code``."""
-    errors.print(f"[red]error:[/red] {message}", highlight=False)
+    """Print ``error: message`` on stderr (never wrapped mid-line) and exit with ``code``.
+
+    The message is escaped: error texts quote config sections like ``[accel]`` that rich would read as markup.
+    """
+    errors.print(f"[red]error:[/red] {escape(str(message))}", highlight=False)
     raise typer.Exit(code)

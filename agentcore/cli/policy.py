@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from agentcore.cli.output import fail
 from agentcore.policies import PolicyEngine, PolicyError, Request
 from agentcore.policies.cedar import export as export_cedar
 from agentcore.policies.checker import check as check_bundle
@@ -24,11 +25,6 @@ from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
 app = typer.Typer(help="Check, explain, format, test and export policy bundles.", no_args_is_help=True)
 
 PATHS = typer.Argument(..., help="Policy files or directories (searched for *.policy).")
-
-
-def _fail(error: Exception, code: int = 2) -> typer.Exit:
-    typer.echo(str(error), err=True)
-    return typer.Exit(code)
 
 
 def _sources(paths: list[Path]) -> dict[str, str]:
@@ -48,7 +44,7 @@ def check(
         engine = PolicyEngine.from_sources(sources)
         findings = check_bundle(engine.files, load_tools(tools) if tools else None)
     except (PolicyError, PolicyRequestError, OSError) as error:
-        raise _fail(error) from None
+        fail(error, 2)
     for finding in findings:
         typer.echo(finding.model_dump_json() if as_json else finding.render())
     errors = sum(f.severity == "error" for f in findings)
@@ -73,7 +69,7 @@ def explain(
         engine = PolicyEngine.from_sources(_sources(paths))
         parsed = Request.model_validate_json(request.read_text(encoding="utf-8"))
     except (PolicyError, OSError, ValueError) as error:
-        raise _fail(error) from None
+        fail(error, 2)
     decision, trace = engine.explain(parsed)
     typer.echo(f"effect: {decision.effect.value}")
     for reason in decision.reasons:
@@ -98,7 +94,7 @@ def fmt(
         sources = _sources(paths)
         parse_sources(sources)
     except (PolicyError, OSError) as error:
-        raise _fail(error) from None
+        fail(error, 2)
     changed = []
     for path, text in sources.items():
         formatted = format_file(parse(text, path))
@@ -128,7 +124,7 @@ def test_policies(
             raise PolicyRequestError(f"no *{TEST_SUFFIX} files found next to the policies; pass --tests")
         results = run_tests(engine, found)
     except (PolicyError, PolicyRequestError, OSError) as error:
-        raise _fail(error) from None
+        fail(error, 2)
     for result in results:
         if not result.passed:
             typer.echo(f"FAIL {result.file} :: {result.name}: {result.message}")
@@ -150,12 +146,12 @@ def export(
 ) -> None:
     """Export the stateless rules as Cedar; stateful, guardrail and obligation rules are listed as not translatable."""
     if not cedar:
-        raise _fail(ValueError("choose a format: --cedar"))
+        fail("choose a format: --cedar", 2)
     try:
         engine = PolicyEngine.from_sources(_sources(paths))
         names = sorted(load_tools(tools)) if tools else None
     except (PolicyError, PolicyRequestError, OSError) as error:
-        raise _fail(error) from None
+        fail(error, 2)
     exported = export_cedar(engine.files, names)
     if output is None:
         typer.echo(exported.text, nl=False)

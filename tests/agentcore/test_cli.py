@@ -70,3 +70,14 @@ def test_cli_reference_page_matches_the_code() -> None:
 
     page = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
     assert page.read_text() == render(app), "regenerate: python -m agentcore.cli.reference > docs/cli.md"
+
+
+def test_errors_keep_bracketed_text_and_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    import typer
+
+    from agentcore.cli.output import fail
+
+    with pytest.raises(typer.Exit) as stopped:
+        fail("agentcore.toml [accel]: profile [bold] is unknown", 2)
+    assert stopped.value.exit_code == 2
+    assert "error: agentcore.toml [accel]: profile [bold] is unknown" in capsys.readouterr().err
