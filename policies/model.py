@@ -24,12 +24,12 @@ def canonical(value: Any, depth: int = 0) -> Any:
     """
     if depth > MAX_ARG_DEPTH:
         raise ValueError(f"arguments are nested deeper than {MAX_ARG_DEPTH} levels")
+    if isinstance(value, str):  # strings first: most argument values are strings (every tool call comes here)
+        return unicodedata.normalize("NFKC", value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    if isinstance(value, str):
-        return unicodedata.normalize("NFKC", value)
-    if isinstance(value, dict):
-        return {canonical(str(k), depth + 1): canonical(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, dict):  # keys are normalised in place: a value at this depth is checked anyway
+        return {unicodedata.normalize("NFKC", str(k)): canonical(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [canonical(v, depth + 1) for v in value]
     raise ValueError(

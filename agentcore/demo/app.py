@@ -188,7 +188,7 @@ def _decisions(audit_file: Path) -> Decisions:
     approvers: set[str] = set()
     for line in audit_file.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        if record["kind"] in ("decision", "approval"):
+        if record["effect"]:  # decisions, approvals, and executed calls (which carry their allow)
             effects[record["effect"]] += 1
         rules = [r["rule_id"] for r in record["detail"].get("reasons", [])] or [record.get("outcome") or "?"]
         if record["kind"] == "decision" and record["effect"] == "deny":

@@ -25,21 +25,58 @@ class ArgumentLimits(BaseModel):
     max_string: int = Field(default=64 * 1024, gt=0, description="characters in any one string")
 
 
+# One encoder for every call: json.dumps with options would build a new JSONEncoder each time (hot path).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def dumps(value: JSONValue) -> str:
     """Deterministic compact JSON (sorted keys, no NaN) used for hashing and storage."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def check(value: JSONValue, limits: ArgumentLimits) -> list[str]:
     """Return the problems of ``value`` against ``limits`` and JSON's rules (empty list when acceptable)."""
-    problems: list[str] = []
-    chars = _walk(value, "$", 0, limits, problems)
-    if problems or chars * 4 + 1024 <= limits.max_bytes:  # JSON of this value cannot exceed the limit
-        return problems
+    chars = _scan(value, 0, limits)
+    if chars < 0:  # something may be wrong: walk again, this time building the paths for the messages
+        problems: list[str] = []
+        chars = _walk(value, "$", 0, limits, problems)
+        if problems:
+            return problems
+    if chars * 4 + 1024 <= limits.max_bytes:  # JSON of this value cannot exceed the limit
+        return []
     size = len(dumps(value).encode("utf-8"))
     if size > limits.max_bytes:
-        problems.append(f"arguments are {size} bytes of JSON, more than the limit of {limits.max_bytes}")
-    return problems
+        return [f"arguments are {size} bytes of JSON, more than the limit of {limits.max_bytes}"]
+    return []
+
+
+def _scan(value: JSONValue, depth: int, limits: ArgumentLimits) -> int:
+    """``_walk`` without the paths (every call pays for this one): the same bound, or -1 at the first problem."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 8 if len(value) <= limits.max_string and "\x00" not in value else -1
+    if value is None or kind is bool or kind is int:
+        return len(str(value)) + 8
+    if kind is float:
+        return 32 if math.isfinite(value) else -1
+    if depth >= limits.max_depth:
+        return -1
+    total = 8
+    if kind is dict:
+        for key, item in value.items():
+            size = _scan(item, depth + 1, limits)
+            if type(key) is not str or size < 0 or len(key) > limits.max_string or "\x00" in key:
+                return -1
+            total += len(key) + 8 + size
+        return total
+    if kind is list or kind is tuple:
+        for item in value:
+            size = _scan(item, depth + 1, limits)
+            if size < 0:
+                return -1
+            total += size
+        return total
+    return -1  # a subclass or a foreign type: let _walk judge it
 
 
 def _walk(value: JSONValue, path: str, depth: int, limits: ArgumentLimits, problems: list[str]) -> int:

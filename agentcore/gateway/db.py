@@ -69,8 +69,9 @@ class Database:
                 cur.execute(f"PRAGMA busy_timeout={busy_ms}")
                 cur.close()
 
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()  # serialises every use of the one connection; hold it across several writes
         self._raw: Any = None
+        self._cursor: Any = None
         self._checkpointer: _Checkpointer | None = None
 
     def create(self, tables: Sequence[Any]) -> None:
@@ -105,39 +106,61 @@ class Database:
             self._raw = raw
         return self._raw.driver_connection
 
-    @contextmanager
-    def write(self, lock_key: str) -> Iterator[Any]:
-        """A serialised write transaction; ``lock_key`` scopes the PostgreSQL advisory lock."""
-        with self._lock:
-            conn = self._connection()
-            cur = conn.cursor()
+    def write(self, lock_key: str) -> _WriteTransaction:
+        """``with db.write(key) as cursor``: a serialised write transaction; ``lock_key`` scopes the PostgreSQL
+        advisory lock. Commits on success, rolls back on any exception."""
+        return _WriteTransaction(self, lock_key)
+
+    def execute_alone(self, statement: str, params: Sequence[Any]) -> None:
+        """One statement as its own transaction: the cheapest durable write (on SQLite, one autocommit step)."""
+        with self.lock:
+            cursor = self._writer()
             try:
-                if self.backend == "sqlite":
-                    cur.execute("BEGIN IMMEDIATE")
-                else:
-                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id(lock_key),))
-                yield cur
-                if self.backend == "sqlite":
-                    cur.execute("COMMIT")
-                    if self._checkpointer is not None and self._checkpointer.failed:
-                        cur.execute("PRAGMA wal_autocheckpoint=1000")
-                        self._checkpointer = None
-                else:
-                    conn.commit()
+                cursor.execute(statement, params)
+                if self.backend != "sqlite":
+                    self._raw.driver_connection.commit()
             except BaseException:
-                if self.backend == "sqlite":
-                    if conn.in_transaction:
-                        cur.execute("ROLLBACK")
-                else:
-                    conn.rollback()
+                self._rollback()
                 raise
-            finally:
-                cur.close()
+            self._restore_autocheckpoint_if_needed()
+
+    def _writer(self) -> Any:
+        if self._cursor is None:
+            self._cursor = self._connection().cursor()  # one cursor for every write: the lock serialises them
+        return self._cursor
+
+    def _begin(self, lock_key: str) -> Any:
+        cursor = self._writer()
+        if self.backend == "sqlite":
+            cursor.execute("BEGIN IMMEDIATE")
+        else:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id(lock_key),))
+        return cursor
+
+    def _commit(self) -> None:
+        if self.backend != "sqlite":
+            self._raw.driver_connection.commit()
+            return
+        self._cursor.execute("COMMIT")
+        self._restore_autocheckpoint_if_needed()
+
+    def _restore_autocheckpoint_if_needed(self) -> None:
+        """If the background checkpointer died, SQLite's own checkpoints keep the WAL bounded again."""
+        if self._checkpointer is not None and self._checkpointer.failed:
+            self._cursor.execute("PRAGMA wal_autocheckpoint=1000")
+            self._checkpointer = None
+
+    def _rollback(self) -> None:
+        conn = self._raw.driver_connection
+        if self.backend != "sqlite":
+            conn.rollback()
+        elif conn.in_transaction:
+            self._cursor.execute("ROLLBACK")
 
     @contextmanager
     def read(self) -> Iterator[Any]:
         """A read-only cursor on the shared connection (consistent snapshot for its duration)."""
-        with self._lock:
+        with self.lock:
             conn = self._connection()
             cur = conn.cursor()
             try:
@@ -148,14 +171,51 @@ class Database:
                     conn.rollback()
 
     def close(self) -> None:
-        with self._lock:
+        with self.lock:
             if self._checkpointer is not None:
                 self._checkpointer.stop()
                 self._checkpointer = None
             if self._raw is not None:
                 self._raw.close()
-                self._raw = None
+                self._raw = self._cursor = None
             self.engine.dispose()
+
+
+class _WriteTransaction:
+    """The context manager behind :meth:`Database.write`: a class rather than a generator because every gateway
+    call goes through it twice, and a generator-based one costs several microseconds more each time."""
+
+    __slots__ = ("db", "lock_key")
+
+    def __init__(self, db: Database, lock_key: str) -> None:
+        self.db = db
+        self.lock_key = lock_key
+
+    def __enter__(self) -> Any:
+        self.db.lock.acquire()
+        try:
+            return self.db._begin(self.lock_key)
+        except BaseException:
+            self._abort()
+            raise
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if exc_type is not None:
+            self._abort()
+            return
+        try:
+            self.db._commit()
+        except BaseException:
+            self._abort()
+            raise
+        self.db.lock.release()
+
+    def _abort(self) -> None:
+        try:
+            if self.db._raw is not None:
+                self.db._rollback()
+        finally:
+            self.db.lock.release()
 
 
 class _Checkpointer:

@@ -1,8 +1,9 @@
 """The Gateway: every tool call is resolved, validated, decided, (approved,) executed, redacted and audited.
 
 Order follows DESIGN.md §2. Anything that goes wrong before execution denies the call (fail closed) and is
-audited; the decision record is committed before the tool runs and the outcome record before the result is
-returned, so an auditor sees every call even if the process dies in between.
+audited. An allowed call is one audit record (decision and outcome) committed after the tool returns and before
+the caller gets the result; with ``write_ahead=True`` the decision is also committed before the tool runs, so
+that a call cut short by a crash of the process still shows up as allowed and started.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class _Plan:
     request: Request
     decision: Decision
     redaction: Redaction
+    detail: dict[str, Any]  # the decision's audit detail, recorded with the outcome
     approval_id: str | None = None
 
 
@@ -74,6 +76,9 @@ class Gateway:
     everything. ``database``: SQLAlchemy URL or SQLite path (default ``.agentcore/agentcore.db``). ``state``:
     where stateful rules keep counts (default the database; ``redis://...`` for several processes).
     ``ledger``: the accel cost ledger that budget rules (``accelerator spend of user today``) read.
+    ``durability``: ``"process"`` (default) audit records survive a crash of the process, ``"power"`` also a
+    power loss (fsync per commit). ``write_ahead``: also commit each allowed decision before the tool runs (a
+    second commit per call) for tools whose side effects must be traceable even when the process dies mid-call.
     """
 
     def __init__(
@@ -83,6 +88,7 @@ class Gateway:
         database: str | None = None,
         state: str | None = None,
         durability: Durability = "process",
+        write_ahead: bool = False,
         mode: Mode = "enforce",
         approval_mode: ApprovalMode = "raise",
         approval_ttl_s: float = 86400.0,
@@ -99,6 +105,7 @@ class Gateway:
         self.name = name
         self.mode: Mode = mode
         self.approval_mode: ApprovalMode = approval_mode
+        self.write_ahead = write_ahead
         self.approval_ttl_s = approval_ttl_s
         self.approval_timeout_s = approval_timeout_s
         self.limits = limits or ArgumentLimits()
@@ -300,10 +307,11 @@ class Gateway:
             self._record(event, "deny", "error", {**detail, "error": f"bad redaction obligation: {exc}"})
             raise ToolDenied(request.action, [f"result redaction cannot be applied: {exc}"]) from exc
         self._reserve(event, decision, detail)
-        self._record(event, "allow", None, detail)
+        if self.write_ahead:
+            self._record(event, "allow", None, detail)
         annotate_span(request.action, "allow", decision)
         approval_id = approved.id if approved else None
-        return _Plan(event["call_id"], tool, kwargs, request, decision, redaction, approval_id)
+        return _Plan(event["call_id"], tool, kwargs, request, decision, redaction, detail, approval_id)
 
     def _reserve(self, event: dict[str, Any], decision: Decision, detail: dict[str, Any]) -> None:
         """Atomic check-and-reserve for every matched rate limit; all or nothing (monitor mode only logs)."""
@@ -351,19 +359,24 @@ class Gateway:
         return self._complete(plan, result, None, started)
 
     def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
-        """Record the outcome (state, audit, approval), redact, and return or raise."""
+        """Record the outcome (state, audit, approval), redact, and return or raise.
+
+        Without write-ahead the outcome record also carries the decision (effect ``allow``, args, reasons).
+        """
         request = plan.request
         event = {
             "call_id": plan.call_id, "tool": plan.tool.name, "principal": request.principal.id,
             "agent": request.agent.id, "session": request.context.session_id, "tenant": request.context.tenant,
             "bundle_hash": plan.decision.bundle_hash,
         }  # fmt: skip
-        detail: dict[str, Any] = {"duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+        effect = None if self.write_ahead else "allow"
+        detail: dict[str, Any] = {} if self.write_ahead else dict(plan.detail)
+        detail["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
         if error is not None:
             timed_out = isinstance(error, TimeoutError | asyncio.TimeoutError | concurrent.futures.TimeoutError)
             outcome = "timeout" if timed_out else "error"
             message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
-            self._record(event, None, outcome, {**detail, "error": message}, kind="execution")
+            self._record(event, effect, outcome, {**detail, "error": message}, kind="execution")
             if plan.approval_id:
                 self.approvals.store.finish(plan.approval_id, ok=False, result={"error": message})
             if not isinstance(error, Exception):
@@ -388,7 +401,7 @@ class Gateway:
         if plan.redaction:
             result, counts = plan.redaction.apply(result)
             detail["redacted"] = counts
-        self._record(event, None, "ok", detail, kind="execution", also=also)
+        self._record(event, effect, "ok", detail, kind="execution", also=also)
         if plan.approval_id:
             self.approvals.store.finish(plan.approval_id, ok=True, result=result)
         return result
@@ -413,7 +426,13 @@ class Gateway:
 
 
 def _reasons(reasons: tuple[Reason, ...]) -> list[dict[str, Any]]:
-    return [r.model_dump() for r in reasons]
+    return [_reason_record(r) for r in reasons]
+
+
+@functools.lru_cache(maxsize=4096)
+def _reason_record(reason: Reason) -> dict[str, Any]:
+    """A compiled rule's reason is the same object on every call it decides: dump it once (read-only result)."""
+    return reason.model_dump()
 
 
 def _preview(args: Any) -> Any:

@@ -40,10 +40,12 @@ class Tool:
         self, args: Mapping[str, Any], limits: canonical.ArgumentLimits
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Check ``args`` against limits and schema; raise ToolArgumentError listing every problem."""
-        if isinstance(args, str | bytes):
-            raise ToolArgumentError(self.name, ["arguments must be a JSON object; got text (is the JSON malformed?)"])
         if not isinstance(args, Mapping):
-            raise ToolArgumentError(self.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
+            if isinstance(args, str | bytes):
+                problem = "arguments must be a JSON object; got text (is the JSON malformed?)"
+            else:
+                problem = f"arguments must be a JSON object, got {type(args).__name__}"
+            raise ToolArgumentError(self.name, [problem])
         raw = dict(args)
         problems = canonical.check(raw, limits)
         if problems:
@@ -53,8 +55,7 @@ class Tool:
                 model = self._model.model_validate(raw)
             except ValidationError as exc:
                 raise ToolArgumentError(self.name, _pydantic_problems(exc)) from None
-            kwargs = {name: getattr(model, name) for name in type(model).model_fields}
-            return model.model_dump(mode="json"), kwargs
+            return model.model_dump(mode="json"), dict(model.__dict__)  # extra="forbid": only the fields
         errors = sorted(self._schema_validator.iter_errors(raw), key=lambda e: list(e.path))
         if errors:
             raise ToolArgumentError(self.name, [_schema_problem(e) for e in errors[:5]])

@@ -38,7 +38,7 @@ def read_gateway_sessions(path: Path, text: str | None = None) -> list[Session]:
             order[record.get("session") or "gateway"].append(record["call_id"])
         if isinstance(detail.get("args"), dict):
             call["arguments"] = detail["args"]
-        if record["kind"] == "decision" and record.get("effect"):
+        if record["kind"] in ("decision", "execution") and record.get("effect"):  # execution: allowed and ran
             call["decision"] = record["effect"]
         if record.get("outcome") in _FAILED_OUTCOMES or (record["kind"] == "execution" and detail.get("error")):
             call["error"] = str(detail.get("error") or record["outcome"])

@@ -45,6 +45,7 @@ def test_violations_are_denied_and_one_refund_is_approved(demo_run: tuple[DemoRe
     assert approval["effect"] == "approved" and approval["detail"]["by"] == "supervisor.dana"
     executed = [r for r in records if r["kind"] == "execution" and r["call_id"] != approval["call_id"]]
     assert any(r["tool"] == "cancel_pending_order" and r["outcome"] == "ok" for r in executed)
+    assert report.decisions.allowed == len(executed) > 0  # every executed call was allowed, and counted so
     store = sqlite3.connect(out / "retail.db")
     statuses = dict(store.execute("SELECT order_id, status FROM orders"))
     for r in records:  # a denied write never reached the store

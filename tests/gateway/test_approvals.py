@@ -48,8 +48,7 @@ def test_approval_is_persisted_and_executes_exactly_once(make_gateway: Factory) 
     assert kinds == [
         ("decision", "needs_approval", "pending"),
         ("approval", "approved", None),
-        ("decision", "allow", None),
-        ("execution", None, "ok"),
+        ("execution", "allow", "ok"),
     ]
     assert gw.approvals.get(approval_id).status == "executed"
 

@@ -105,6 +105,35 @@ def test_postgres_chain(pg_url: str) -> None:
     log.db.close()
 
 
+def _event(i: int) -> AuditEvent:
+    return AuditEvent(kind="decision", call_id=f"c{i}", tool="t.x", principal="p", detail={"i": i})
+
+
+def test_two_writers_on_one_file_keep_one_chain(tmp_path: Path) -> None:
+    """Each log links its fast appends to its own latest record; the other's appends in between force the
+    primary-key conflict and a re-read of the head, never a fork."""
+    url = str(tmp_path / "shared.db")
+    first, second = AuditLog(Database(url)), AuditLog(Database(url))
+    seqs = [log.append(_event(i)) for i, log in enumerate([first, first, second, first, second, second, first])]
+    assert seqs == list(range(1, 8))
+    result = first.verify()
+    assert result.ok and result.records == 7, result
+    assert [row["call_id"] for row in first.rows()] == [f"c{i}" for i in range(7)]
+
+
+def test_a_rolled_back_append_is_not_linked_to(tmp_path: Path) -> None:
+    log = AuditLog(Database(str(tmp_path / "a.db")))
+    assert log.append(_event(0)) == 1
+
+    def fail(cursor: object) -> None:
+        raise RuntimeError("related state could not be written")
+
+    with pytest.raises(RuntimeError):
+        log.append(_event(1), also=fail)  # the record and the related state roll back together
+    assert log.append(_event(2)) == 2
+    assert log.verify().ok and [row["call_id"] for row in log.rows()] == ["c0", "c2"]
+
+
 WRITER = textwrap.dedent(
     """
     import sys

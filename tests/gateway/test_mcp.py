@@ -122,7 +122,7 @@ def test_stdio_proxy_filters_enforces_redacts_and_audits(tmp_path: Path) -> None
     asyncio.run(session())
     log = AuditLog(Database(str(tmp_path / "gw.db")))
     assert log.verify().ok
-    decisions = [(r["tool"], r["effect"]) for r in log.rows() if r["kind"] == "decision"]
+    decisions = [(r["tool"], r["effect"]) for r in log.rows() if r["effect"]]
     assert ("crm.delete_customer", "deny") in decisions and ("crm.lookup", "allow") in decisions
     assert all(r["agent"] in ("desktop-agent", None) for r in log.rows())
 
