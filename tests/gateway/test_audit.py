@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import sqlite3
@@ -107,6 +109,18 @@ def test_postgres_chain(pg_url: str) -> None:
 
 def _event(i: int) -> AuditEvent:
     return AuditEvent(kind="decision", call_id=f"c{i}", tool="t.x", principal="p", detail={"i": i})
+
+
+def test_record_hash_follows_the_documented_format(tmp_path: Path) -> None:
+    """docs/gateway.md tells auditors how to recompute a hash without agentcore; this is that recipe."""
+    log = _log(str(tmp_path / "a.db"), 3)
+    header = ("seq", "ts", "kind", "call_id", "tool", "principal", "agent", "session", "tenant", "effect", "outcome",
+              "mode", "bundle_hash", "prev_hash")  # fmt: skip
+    previous = "0" * 64
+    for row in log.rows():
+        text = json.dumps([row[c] for c in header], ensure_ascii=False, separators=(",", ":")) + row["detail"]
+        assert row["prev_hash"] == previous and row["hash"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
+        previous = row["hash"]
 
 
 def test_two_writers_on_one_file_keep_one_chain(tmp_path: Path) -> None:
