@@ -27,7 +27,7 @@ _COLUMNS = (
     "seq", "ts", "kind", "call_id", "tool", "principal", "agent", "session", "tenant",
     "effect", "outcome", "mode", "bundle_hash", "detail", "prev_hash",
 )  # fmt: skip
-_HEADER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)  # str: a tampered odd type
+_HEADER = canonical.compact_encoder(sort_keys=False, default=str)  # str: a tampered column of an odd type
 _HEADER_COLUMNS = tuple(c for c in _COLUMNS if c != "detail")
 
 
@@ -103,7 +103,7 @@ def record_hash(values: dict[str, Any]) -> str:
     encoding injective (strings quoted and escaped, ``None`` is ``null``) and floats round-trip exactly. The C
     encoder keeps it cheap: this runs twice on every gateway call.
     """
-    digest = hashlib.sha256(_HEADER.encode([values[key] for key in _HEADER_COLUMNS]).encode("utf-8"))
+    digest = hashlib.sha256(_HEADER([values[key] for key in _HEADER_COLUMNS]).encode("utf-8"))
     digest.update(str(values["detail"]).encode("utf-8"))
     return digest.hexdigest()
 
