@@ -33,7 +33,7 @@ from agentcore.gateway.errors import (
     UnknownToolError,
 )
 from agentcore.gateway.history import reads_history
-from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal
+from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal, principal_fields
 from agentcore.gateway.listing import could_allow
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
@@ -44,7 +44,7 @@ from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.engine import PolicyEngine
-from agentcore.policies.model import Decision, Effect, Reason, Request, RequestContext
+from agentcore.policies.model import Decision, Effect, Reason, Request
 
 if TYPE_CHECKING:
     from agentcore.accel.ledger import Ledger
@@ -231,13 +231,15 @@ class Gateway:
         try:
             tool = self.registry.get(name)
             canon, kwargs = tool.validate(args if args is not None else {}, self.limits)
-            request = Request(
-                principal=as_principal(principal),
-                agent=as_agent(agent),
-                action=tool.name,
-                resource=self.name,
-                args=canon,
-                context=RequestContext(session_id=session, tenant=tenant),
+            request = Request.model_validate(  # one validation for the request and its parts
+                {
+                    "principal": principal_fields(principal),
+                    "agent": as_agent(agent),
+                    "action": tool.name,
+                    "resource": self.name,
+                    "args": canon,
+                    "context": {"session_id": session, "tenant": tenant},
+                }
             )
             event["principal"], event["agent"] = request.principal.id, request.agent.id
             decision = self.policy.current().decide(request, self.context)
