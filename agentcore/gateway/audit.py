@@ -64,12 +64,12 @@ class AuditHead(SQLModel, table=True):
     hash: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AuditEvent:
     """What the gateway records; the log adds seq, ts, prev_hash and hash.
 
-    A plain dataclass, not a pydantic model: the gateway builds two per call from values it already checked,
-    and validation would cost a measurable share of the per-call overhead.
+    A plain (not even frozen) dataclass, not a pydantic model: the gateway builds one or two per call from values
+    it already checked, and validation or frozen-field setup would cost a measurable share of that call.
     """
 
     kind: str  # decision | execution | approval
