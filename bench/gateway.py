@@ -1,7 +1,8 @@
 """Gateway overhead: (a) in-process call path with a 1,000-rule bundle and the audit on, (b) MCP proxy vs direct.
 
 Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call, for the default
-(crash-safe) durability and the power-loss-safe one. (b) runs a real upstream MCP server (streamable HTTP) and the
+(crash-safe, one commit per call) setting, the power-loss-safe one, and write-ahead (decision committed before the
+tool runs: two commits). (b) runs a real upstream MCP server (streamable HTTP) and the
 gateway proxy in front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients.
 
     python bench/gateway.py [--calls 5000] [--mcp-calls 300] [--skip-mcp]
@@ -50,12 +51,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def in_process(calls: int, durability: str) -> dict[str, Any]:
+def in_process(calls: int, durability: str, write_ahead: bool = False) -> dict[str, Any]:
     from agentcore import Gateway
 
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "bench.policy").write_text(bundle())
-        gw = Gateway(Path(tmp) / "bench.policy", database=str(Path(tmp) / "bench.db"), durability=durability)
+        database = str(Path(tmp) / "bench.db")
+        gw = Gateway(Path(tmp) / "bench.policy", database=database, durability=durability, write_ahead=write_ahead)
 
         def op(customer: str, amount: float, region: str = "eu") -> dict[str, Any]:
             return {"customer": customer, "amount": amount}
@@ -80,6 +82,8 @@ def in_process(calls: int, durability: str) -> dict[str, Any]:
     overhead = [(g - base) / 1000 for g in gated]
     return {
         "durability": durability,
+        "write_ahead": write_ahead,
+        "commits_per_call": 2 if write_ahead else 1,
         "calls": calls,
         "p50_us": round(percentile(overhead, 0.50), 1),
         "p99_us": round(percentile(overhead, 0.99), 1),
@@ -192,7 +196,11 @@ def main() -> None:
             "platform": platform.platform(),
         },
         "rules": 1000,
-        "in_process": [in_process(options.calls, "process"), in_process(options.calls, "power")],
+        "in_process": [
+            in_process(options.calls, "process"),  # the default: crash-safe, one commit per allowed call
+            in_process(options.calls, "power"),
+            in_process(options.calls, "process", write_ahead=True),
+        ],
         "targets": {"in_process_p50_us": 100, "in_process_p99_us": 350, "mcp_added_p50_ms": 2},
     }
     if not options.skip_mcp:

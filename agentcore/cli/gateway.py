@@ -167,14 +167,15 @@ def serve(
     import anyio
 
     from agentcore.gateway.mcp import McpProxy, load_config
+    from agentcore.gateway.mcp.server import loop_options
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}", 2)
     try:
         proxy = McpProxy(load_config(config))
         if transport == "stdio":
-            anyio.run(proxy.run_stdio)
+            anyio.run(proxy.run_stdio, backend_options=loop_options())
         else:
-            anyio.run(proxy.run_http, host, port)
+            anyio.run(proxy.run_http, host, port, backend_options=loop_options())
     except AgentCoreError as error:
         fail(error, 2)

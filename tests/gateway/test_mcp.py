@@ -20,10 +20,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import HEADER_MISMATCH
 
 from agentcore.errors import ConfigError
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
+from agentcore.gateway.mcp import McpProxy
 from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
 from agentcore.gateway.mcp.config import Auth, load_config
 
@@ -223,3 +225,74 @@ def test_config_errors_are_actionable(tmp_path: Path) -> None:
         load_config(path)
     path.write_text('[gateway]\nname = "x"\npolicies = ["p"]\n')
     assert load_config(path).policies == [tmp_path / "p"]  # relative to the file
+
+
+def test_jwt_verifier_caches_only_valid_unexpired_tokens(monkeypatch: Any) -> None:
+    monkeypatch.setenv("GW_TEST_SECRET", SECRET)
+    verifier = JwtVerifier(Auth(algorithms=["HS256"], secret_env="GW_TEST_SECRET", leeway_s=0), cache_size=2)
+    expires = int(time.time()) + 1
+    token = jwt.encode({"sub": "bob", "roles": ["support"], "exp": expires}, SECRET, algorithm="HS256")
+    first = verifier.verify(f"Bearer {token}")
+    assert verifier.verify(f"Bearer {token}") is first  # served from the cache
+    head, payload, signature = token.split(".")
+    forged = jwt.encode({"sub": "bob", "roles": ["admin"], "exp": expires}, "x" * 32, algorithm="HS256")
+    for bad in (f"{head}.{forged.split('.')[1]}.{signature}", f"{head}.{payload}.{forged.split('.')[2]}"):
+        with pytest.raises(AuthError, match="invalid bearer token"):
+            verifier.verify(f"Bearer {bad}")  # same header and signature or payload as a cached token: refused
+    others = [_token(f"user{i}", ["support"]) for i in range(3)]
+    assert [verifier.verify(f"Bearer {t}")[0].id for t in others] == ["user0", "user1", "user2"]
+    assert len(verifier._verified) == 2  # bounded: the oldest entries were dropped
+    verifier.verify(f"Bearer {token}")  # cached again
+    time.sleep(max(0.0, expires - time.time()) + 0.05)
+    with pytest.raises(AuthError, match="expired"):
+        verifier.verify(f"Bearer {token}")  # in the cache, but expired now
+
+
+def test_param_headers_are_checked_against_what_the_caller_is_listed(tmp_path: Path, monkeypatch: Any) -> None:
+    """The SDK validates ``Mcp-Param-*`` headers of a tools/call against the tool's schema, which the proxy looks up
+    (instead of a tools/list per call) only among the tools this caller may see."""
+    monkeypatch.setenv("GW_TEST_SECRET", SECRET)
+    (tmp_path / "p.policy").write_text(
+        'policy "h"\nallow geo.find for users with role "support".\nallow geo.erase for users with role "admin".\n'
+    )
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        f'[gateway]\npolicies = ["p.policy"]\ndatabase = "{tmp_path / "gw.db"}"\n'
+        '[gateway.auth]\nalgorithms = ["HS256"]\nsecret_env = "GW_TEST_SECRET"\n'
+    )
+    proxy = McpProxy(load_config(config))
+    schema = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+    for name in ("geo.find", "geo.erase"):
+        proxy.gateway.tool(lambda region: f"found {region}", name=name, schema=schema)
+    app = proxy.http_app()
+
+    def no_listing(*args: Any) -> None:
+        raise AssertionError("a tools/call must not list the tools to find the schema")
+
+    monkeypatch.setattr(proxy.gateway, "list_tools", no_listing)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+    async def call(http: httpx2.AsyncClient, tool: str, header: str) -> httpx2.Response:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": {"region": "eu"}, "_meta": meta}}  # fmt: skip
+        headers = {"Authorization": f"Bearer {_token('bob', ['support'])}", "Accept": "application/json",
+                   "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool,
+                   "Mcp-Param-Region": header}  # fmt: skip
+        return await http.post("/mcp", json=body, headers=headers)
+
+    async def main() -> None:
+        transport = httpx2.ASGITransport(app=app)
+        async with (
+            proxy.server.session_manager.run(),
+            httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http,
+        ):
+            matching = (await call(http, "geo_find", "eu")).json()["result"]
+            assert not matching.get("isError") and matching["content"][0]["text"] == "found eu"
+            mismatch = await call(http, "geo_find", "us")
+            assert mismatch.status_code == 400 and mismatch.json()["error"]["code"] == HEADER_MISMATCH
+            hidden = await call(http, "geo_erase", "us")  # not listed to bob: no schema, so a denial, not a 400
+            assert hidden.status_code == 200 and hidden.json()["result"]["isError"] is True
+            assert "denied by policy" in hidden.json()["result"]["content"][0]["text"]
+
+    asyncio.run(main())
+    proxy.gateway.close()

@@ -3,6 +3,7 @@ attributes that policies can test."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import jwt
@@ -12,6 +13,7 @@ from agentcore.gateway.mcp.config import Auth
 from agentcore.policies.model import AgentInfo, Principal
 
 _RESERVED = {"sub", "exp", "iat", "nbf", "iss", "aud", "jti"}
+Caller = tuple[Principal, AgentInfo, str | None]
 
 
 class AuthError(GatewayError):
@@ -19,16 +21,38 @@ class AuthError(GatewayError):
 
 
 class JwtVerifier:
-    """Verifies signature, expiry, audience and issuer; maps claims to Principal/AgentInfo/tenant."""
+    """Verifies signature, expiry, audience and issuer; maps claims to Principal/AgentInfo/tenant.
 
-    def __init__(self, settings: Auth) -> None:
+    A client sends the same token on every request, so tokens that verified are remembered (at most
+    ``cache_size``, keyed by the exact token string) until they expire: a hit costs a dict lookup and an expiry
+    check instead of a signature check and claim mapping. Failures are never remembered. Only expiry can turn a
+    verified token bad later (the key, audience and issuer are fixed; ``nbf``/``iat`` can only become valid), so
+    a hit re-checks ``exp`` with the same leeway PyJWT applies.
+    """
+
+    def __init__(self, settings: Auth, cache_size: int = 1024) -> None:
         self.settings = settings
         self._key = settings.key()
+        self._cache_size = cache_size
+        self._verified: dict[str, tuple[float, Caller]] = {}  # token -> (exp, caller)
 
-    def verify(self, authorization: str | None) -> tuple[Principal, AgentInfo, str | None]:
+    def verify(self, authorization: str | None) -> Caller:
         if not authorization or not authorization.lower().startswith("bearer "):
             raise AuthError("missing bearer token: send `Authorization: Bearer <JWT>`")
         token = authorization[7:].strip()
+        hit = self._verified.get(token)
+        if hit is not None:
+            if hit[0] > time.time() - self.settings.leeway_s:
+                return hit[1]
+            del self._verified[token]  # expired: verify again, which raises the usual error
+        claims = self._decode(token)
+        caller = self._caller(claims)
+        if len(self._verified) >= self._cache_size:
+            del self._verified[next(iter(self._verified))]  # oldest first
+        self._verified[token] = (int(claims["exp"]), caller)
+        return caller
+
+    def _decode(self, token: str) -> dict[str, Any]:
         s = self.settings
         try:
             claims: dict[str, Any] = jwt.decode(
@@ -42,6 +66,10 @@ class JwtVerifier:
             )
         except jwt.PyJWTError as error:
             raise AuthError(f"invalid bearer token: {error}") from None
+        return claims
+
+    def _caller(self, claims: dict[str, Any]) -> Caller:
+        s = self.settings
         raw_roles = claims.get(s.roles_claim, [])
         roles = raw_roles.split() if isinstance(raw_roles, str) else [str(r) for r in raw_roles]
         attributes = {k: v for k, v in claims.items() if k not in _RESERVED}

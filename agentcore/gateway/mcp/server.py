@@ -8,28 +8,36 @@ bearer JWT on HTTP (checked by an ASGI middleware before the MCP layer; bad toke
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.inbound import x_mcp_header_map
+from opentelemetry import trace
 
 from agentcore.errors import ConfigError
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import Gateway
-from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
+from agentcore.gateway.listing import could_allow
+from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
 from agentcore.gateway.mcp.config import ProxyConfig
 from agentcore.gateway.mcp.upstream import Upstreams
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
 
 log = logging.getLogger(__name__)
-Caller = tuple[Principal, AgentInfo, str | None]
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
+# The HTTP caller, for code the SDK runs in the request's task without a request context (the schema lookup).
+_http_caller: ContextVar[Caller | None] = ContextVar("agentcore_http_caller", default=None)
 
 
 class McpProxy:
@@ -44,11 +52,18 @@ class McpProxy:
             _load_registrar(spec)(self.gateway)
         self.upstreams = Upstreams(self.gateway, config.targets)
         self.verifier = JwtVerifier(config.auth) if config.auth else None
-        self._names_cache: tuple[int, dict[str, str]] = (-1, {})
+        self._catalog_cache: tuple[int, dict[str, str], frozenset[str]] = (-1, {}, frozenset())
         self._stdio_session = "stdio-" + uuid.uuid4().hex
         self.server: Server[Any] = Server(
-            config.name, version="1", on_list_tools=self._list_tools, on_call_tool=self._call_tool
+            config.name,
+            version="1",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
         )
+        self.server.middleware = [
+            _TracedWhenConfigured(m) if isinstance(m, OpenTelemetryMiddleware) else m for m in self.server.middleware
+        ]
 
     # ---- identity and names ---------------------------------------------------------------------------------
     def _caller(self, ctx: Any) -> Caller:
@@ -69,14 +84,39 @@ class McpProxy:
         header = request.headers.get("mcp-session-id") if request is not None else None
         return str(header) if header else self._stdio_session
 
-    def _names(self) -> dict[str, str]:
-        """Exposed name -> gateway tool name (recomputed only when tools were added)."""
-        if self._names_cache[0] != len(self.gateway.registry):
-            pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in self.gateway.registry]
+    def _catalog(self) -> tuple[int, dict[str, str], frozenset[str]]:
+        """Registry size, exposed name -> gateway tool name, and the tools whose schema names ``Mcp-Param-*``
+        headers (``x-mcp-header``); recomputed only when tools were added."""
+        if self._catalog_cache[0] != len(self.gateway.registry):
+            tools = list(self.gateway.registry)
+            pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in tools]
             exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
             names = {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
-            self._names_cache = (len(self.gateway.registry), names)
-        return self._names_cache[1]
+            headers = frozenset(t.name for t in tools if x_mcp_header_map(t.input_schema))
+            self._catalog_cache = (len(tools), names, headers)
+        return self._catalog_cache
+
+    def _names(self) -> dict[str, str]:
+        """Exposed name -> gateway tool name."""
+        return self._catalog()[1]
+
+    def _input_schema(self, exposed: str) -> Mapping[str, Any] | None:
+        """The schema the SDK checks a call's ``Mcp-Param-*`` headers against (2026 HTTP requests only).
+
+        Without this the SDK runs a whole ``tools/list`` per ``tools/call`` to find it. Like that listing, a tool
+        the caller may not see has no schema here: its call goes on to be denied as a tool result, and a header
+        mismatch does not reveal that the tool exists. A schema without ``x-mcp-header`` has nothing to check,
+        so most calls skip the visibility check too.
+        """
+        _, names, with_headers = self._catalog()
+        name = names.get(exposed)
+        caller = _http_caller.get()
+        if name is None or name not in with_headers or caller is None:
+            return None
+        principal, agent, _ = caller
+        if not could_allow(self.gateway.policy.current(), principal, agent, name):
+            return None
+        return self.gateway.registry.get(name).input_schema
 
     # ---- handlers -------------------------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -125,8 +165,29 @@ class McpProxy:
         import uvicorn
 
         async with self.upstreams:
-            config = uvicorn.Config(self.http_app(host), host=host, port=port, log_level="warning")
+            config = uvicorn.Config(self.http_app(host), host=host, port=port, log_level="warning", access_log=False)
             await uvicorn.Server(config).serve()
+
+
+def loop_options() -> dict[str, Any]:
+    """``anyio.run`` backend options for serving: uvloop where it is installed (a faster event loop per call)."""
+    return {"use_uvloop": importlib.util.find_spec("uvloop") is not None}
+
+
+class _TracedWhenConfigured:
+    """The SDK's span per MCP request, skipped while no OpenTelemetry tracer provider is installed.
+
+    Unconfigured, the span records nothing, yet opening it (and reading trace context from ``_meta``) costs time
+    on every call. The provider is looked up per request, so one installed after startup is honoured.
+    """
+
+    def __init__(self, traced: OpenTelemetryMiddleware) -> None:
+        self.traced = traced
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            return await call_next(ctx)
+        return await self.traced(ctx, call_next)
 
 
 class _JwtMiddleware:
@@ -151,7 +212,11 @@ class _JwtMiddleware:
             await send({"type": "http.response.body", "body": body})
             return
         scope.setdefault("state", {})["agentcore_caller"] = caller
-        await self.app(scope, receive, send)
+        token = _http_caller.set(caller)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _http_caller.reset(token)
 
 
 def _error(text: str) -> types.CallToolResult:

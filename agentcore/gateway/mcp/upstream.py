@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.config import Target
+from agentcore.gateway.mcp.http11 import upstream_transport
 from agentcore.gateway.registry import tool_from_callable
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,9 @@ class Upstreams:
             params = StdioServerParameters(command=target.command, args=target.args, env=target.env or None)
             return Client(params, cache=None)
         assert target.url is not None
-        http = httpx2.AsyncClient(headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        http = httpx2.AsyncClient(
+            headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0), transport=upstream_transport()
+        )
         self._stack.push_async_callback(http.aclose)
         return Client(streamable_http_client(target.url, http_client=http), cache=None)
 

@@ -1,0 +1,140 @@
+"""The proxy's lean upstream HTTP/1.1 transport against a scripted server: keep-alive reuse, streamed chunked
+bodies (SSE), bodies that end at EOF, closed connections, timeouts and refused requests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import httpx2
+import pytest
+
+pytest.importorskip("httptools")
+
+from agentcore.gateway.mcp.http11 import Http11Transport, upstream_transport
+
+BIG = bytes(range(256)) * 4096  # 1 MiB
+Handler = Callable[[str, asyncio.StreamWriter], Awaitable[bool]]  # path, writer -> keep the connection open
+
+
+async def _serve(handler: Handler) -> tuple[asyncio.Server, int, list[int]]:
+    """A server that reads one request at a time per connection and lets ``handler`` answer it."""
+    connections = [0]
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections[0] += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode().split("\r\n")
+                length = next((int(h.split(":")[1]) for h in lines if h.lower().startswith("content-length")), 0)
+                await reader.readexactly(length)
+                if not await handler(lines[0].split()[1], writer):
+                    break
+        except asyncio.IncompleteReadError:
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(connection, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], connections
+
+
+def test_keeps_connections_alive_and_streams_chunked_bodies() -> None:
+    first_chunk_seen = asyncio.Event()
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/big":  # more than the transport buffers ahead of its reader
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(BIG) + BIG)
+        elif path == "/json":
+            writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{"ok": true}')
+        else:  # an SSE response: the second event only once the client has read the first
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            writer.write(b"b\r\ndata: one\n\n\r\n")
+            await first_chunk_seen.wait()
+            writer.write(b"b\r\ndata: two\n\n\r\n0\r\n\r\n")
+        return True
+
+    async def main() -> None:
+        server, port, connections = await _serve(handler)
+        async with server, httpx2.AsyncClient(transport=Http11Transport()) as http:
+            for _ in range(3):
+                response = await http.post(f"http://127.0.0.1:{port}/json", json={"q": 1})
+                assert response.status_code == 200 and response.json() == {"ok": True}
+            chunks = []
+            async with http.stream("GET", f"http://127.0.0.1:{port}/sse") as stream:
+                async for chunk in stream.aiter_bytes():
+                    chunks.append(chunk)
+                    first_chunk_seen.set()
+            assert chunks == [b"data: one\n\n", b"data: two\n\n"]
+            assert (await http.post(f"http://127.0.0.1:{port}/json", content=b"")).json() == {"ok": True}
+            assert (await http.get(f"http://127.0.0.1:{port}/big")).content == BIG
+            assert connections[0] == 1
+
+    asyncio.run(main())
+
+
+def test_closed_connections_eof_bodies_and_timeouts() -> None:
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/eof":  # no length, no chunking: the body ends when the server closes
+            writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbye")
+            return False
+        if path == "/slow":
+            await asyncio.sleep(5)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
+        return path != "/then-close"  # closes after a complete keep-alive response
+
+    async def main() -> None:
+        server, port, connections = await _serve(handler)
+        base = f"http://127.0.0.1:{port}"
+        async with server, httpx2.AsyncClient(transport=Http11Transport()) as http:
+            assert (await http.get(f"{base}/eof")).text == "bye"
+            assert (await http.get(f"{base}/then-close")).text == "hi"
+            await asyncio.sleep(0.05)  # the close reaches the idle connection
+            assert (await http.delete(f"{base}/ok")).text == "hi"
+            assert connections[0] == 3  # neither a closed nor a closing connection was reused
+            with pytest.raises(httpx2.ReadTimeout):
+                await http.get(f"{base}/slow", timeout=httpx2.Timeout(5.0, read=0.2))
+            assert (await http.get(f"{base}/ok")).text == "hi"  # the timed-out connection was dropped
+            with pytest.raises(httpx2.LocalProtocolError):
+                await http.get(f"{base}/ok", headers={"X-Smuggle": "a\r\nX-Other: b"})
+            with pytest.raises(httpx2.UnsupportedProtocol):
+                await http.head(f"{base}/ok")
+        server.close()
+        await server.wait_closed()
+        async with httpx2.AsyncClient(transport=Http11Transport()) as http:
+            with pytest.raises(httpx2.ConnectError):
+                await http.get(f"{base}/ok")
+
+    asyncio.run(main())
+
+
+def test_malformed_responses_fail_the_request() -> None:
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/garbage":
+            writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+        else:  # promises 10 bytes, sends 2, closes
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhi")
+        return False
+
+    async def main() -> None:
+        server, port, _ = await _serve(handler)
+        async with server, httpx2.AsyncClient(transport=Http11Transport()) as http:
+            with pytest.raises(httpx2.RemoteProtocolError):
+                await http.get(f"http://127.0.0.1:{port}/garbage")
+            with pytest.raises(httpx2.ReadError):
+                await http.get(f"http://127.0.0.1:{port}/short")
+
+    asyncio.run(main())
+
+
+def test_default_transport_where_the_lean_one_cannot_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+
+    async def chosen() -> httpx2.AsyncBaseTransport | None:
+        return upstream_transport()
+
+    assert upstream_transport() is None  # no asyncio loop running
+    assert isinstance(asyncio.run(chosen()), Http11Transport)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert asyncio.run(chosen()) is None  # httpx2's default honours the proxy settings
