@@ -5,7 +5,9 @@ so they run as short explicit write transactions on one raw connection: ``BEGIN 
 transaction-scoped advisory lock on PostgreSQL. Durability is a setting: ``"process"`` (default) survives a
 crash of the process (SQLite WAL, synchronous=NORMAL); ``"power"`` fsyncs every commit (synchronous=FULL).
 WAL checkpoints (which fsync) run on a background thread instead of inside a caller's commit, so they do not
-show up as multi-millisecond tail latencies on the call path.
+show up as multi-millisecond tail latencies on the call path. Under traffic that never pauses, those passive
+checkpoints never catch up and the WAL would grow without end; past ``WAL_RESTART_PAGES`` the thread briefly holds
+the writers back to checkpoint everything and let the WAL start over.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from agentcore.errors import ConfigError
 log = logging.getLogger(__name__)
 Durability = Literal["process", "power"]
 DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
+WAL_RESTART_PAGES = 4096  # 16 MiB of 4 KiB pages: a full checkpoint this size takes milliseconds, rarely
 
 
 def resolve_url(url: str | None, *, create_folder: bool = True) -> str:
@@ -67,6 +70,7 @@ class Database:
                 cur.execute("PRAGMA journal_mode=WAL")
                 cur.execute(f"PRAGMA synchronous={synchronous}")
                 cur.execute(f"PRAGMA busy_timeout={busy_ms}")
+                cur.execute(f"PRAGMA journal_size_limit={WAL_RESTART_PAGES * 4096}")  # a restarted WAL is cut back
                 cur.close()
 
         self.lock = threading.RLock()  # serialises every use of the one connection; hold it across several writes
@@ -102,7 +106,7 @@ class Database:
                 database = make_url(self.url).database
                 if database not in (None, "", ":memory:"):
                     conn.execute("PRAGMA wal_autocheckpoint=0")
-                    self._checkpointer = _Checkpointer(self.engine)
+                    self._checkpointer = _Checkpointer(self.engine, self.lock)
             self._raw = raw
         return self._raw.driver_connection
 
@@ -222,8 +226,9 @@ class _Checkpointer:
     """Copies the SQLite WAL into the database every ``interval_s`` on its own connection (PASSIVE: never blocks
     writers). Other processes sharing the file keep SQLite's automatic checkpoints, so the WAL stays bounded."""
 
-    def __init__(self, engine: Engine, interval_s: float = 0.25) -> None:
+    def __init__(self, engine: Engine, writers: threading.RLock, interval_s: float = 0.25) -> None:
         self._engine = engine
+        self._writers = writers
         self._interval_s = interval_s
         self._stop = threading.Event()
         self.failed = False
@@ -232,9 +237,13 @@ class _Checkpointer:
 
     def _run(self) -> None:
         raw = self._engine.raw_connection()
+        conn: Any = raw.driver_connection
         try:
             while not self._stop.wait(self._interval_s):
-                raw.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # type: ignore[union-attr]
+                _busy, wal_pages, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if wal_pages > WAL_RESTART_PAGES:  # writes never paused long enough for the WAL to start over
+                    with self._writers:  # this process's writers wait; other processes' wait in the busy handler
+                        conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
         except Exception as error:  # the writer sees `failed` and turns SQLite's automatic checkpoints back on
             log.warning("background WAL checkpoints stopped: %s", error)
             self.failed = True
