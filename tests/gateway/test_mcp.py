@@ -223,8 +223,21 @@ def test_config_errors_are_actionable(tmp_path: Path) -> None:
     path.write_text("[gateway\n")
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(path)
+    path.write_text('[gateway]\ndurability = "sometimes"\n')
+    with pytest.raises(ConfigError, match="durability"):
+        load_config(path)
     path.write_text('[gateway]\nname = "x"\npolicies = ["p"]\n')
     assert load_config(path).policies == [tmp_path / "p"]  # relative to the file
+
+
+def test_config_durability_and_write_ahead_reach_the_gateway(tmp_path: Path) -> None:
+    path = tmp_path / "gateway.toml"
+    path.write_text(f'[gateway]\ndatabase = "{tmp_path / "gw.db"}"\ndurability = "power"\nwrite_ahead = true\n')
+    proxy = McpProxy(load_config(path))
+    try:
+        assert (proxy.gateway.db.durability, proxy.gateway.write_ahead) == ("power", True)
+    finally:
+        proxy.gateway.close()
 
 
 def test_jwt_verifier_caches_only_valid_unexpired_tokens(monkeypatch: Any) -> None:

@@ -89,6 +89,8 @@ class ProxyConfig(_Strict):
     policies: list[Path] = []
     database: str | None = None
     state: str | None = None
+    durability: Literal["process", "power"] = Field("process", description="`power`: fsync every audit commit")
+    write_ahead: bool = Field(False, description="also commit each allowed decision before the tool runs")
     mode: Literal["enforce", "monitor"] = "enforce"
     tools: list[str] = Field([], description="`module:function` callables that register in-process tools")
     identity: Identity | None = None

@@ -46,7 +46,13 @@ class McpProxy:
     def __init__(self, config: ProxyConfig, gateway: Gateway | None = None) -> None:
         self.config = config
         self.gateway = gateway or Gateway(
-            config.policies or None, database=config.database, state=config.state, mode=config.mode, name=config.name
+            config.policies or None,
+            database=config.database,
+            state=config.state,
+            durability=config.durability,
+            write_ahead=config.write_ahead,
+            mode=config.mode,
+            name=config.name,
         )
         for spec in config.tools:
             _load_registrar(spec)(self.gateway)
