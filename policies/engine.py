@@ -20,9 +20,11 @@ from agentcore.policies.context import DecisionContext, Scope, scope_key
 from agentcore.policies.errors import PolicyError, PolicySyntaxError, Problem
 from agentcore.policies.model import (
     NO_OBLIGATIONS,
+    AgentInfo,
     Decision,
     Effect,
     Obligations,
+    Principal,
     RateLimit,
     Reason,
     RedactPattern,
@@ -162,6 +164,21 @@ class PolicyEngine:
             except Exception as error:
                 append(_failure(bundle, error))
         return decisions
+
+    def could_allow(self, principal: Principal, agent: AgentInfo, action: str) -> bool:
+        """Could some request by ``principal`` (through ``agent``) for ``action`` be allowed, perhaps after approval?
+
+        A permissive partial evaluation for per-caller tool lists: conditions on arguments, state and time are
+        assumed satisfiable, and the tenant (unknown until a call) may match; an unconditional deny whose subjects
+        surely hold rules the action out. Listing is advisory: every call is still decided in full.
+        """
+        plan = self._plans.get(action) or self._bundle.plan(action)
+        for rule in plan.denies:
+            if rule.kind == "deny" and not rule.rule.clauses and _subjects_hold(rule, principal, agent, surely=True):
+                return False
+        if any(_subjects_hold(rule, principal, agent, surely=False) for rule in (*plan.allows, *plan.approvals)):
+            return True
+        return self._bundle.default is Effect.ALLOW
 
     def explain(
         self, request: Request, context: DecisionContext | None = None
@@ -383,6 +400,20 @@ def _check_limit(rule: CompiledRule, env: Env) -> tuple[str, RateLimit | None]:
         window_seconds=spec.window.seconds,
         limit=spec.count,
     )
+
+
+def _subjects_hold(rule: CompiledRule, principal: Principal, agent: AgentInfo, *, surely: bool) -> bool:
+    """Do the rule's ``for`` subjects hold for this caller? A tenant subject may hold, but never surely."""
+    for subject in rule.rule.subjects:
+        if subject.kind == "role" and subject.value not in principal.roles:
+            return False
+        if subject.kind == "user" and subject.value != principal.id:
+            return False
+        if subject.kind == "agent" and subject.value != agent.id:
+            return False
+        if subject.kind == "tenant" and surely:
+            return False
+    return True
 
 
 def _noted(reason: Reason, note: str) -> Reason:

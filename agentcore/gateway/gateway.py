@@ -34,7 +34,6 @@ from agentcore.gateway.errors import (
 )
 from agentcore.gateway.history import reads_history
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal, principal_fields
-from agentcore.gateway.listing import could_allow
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
@@ -165,10 +164,13 @@ class Gateway:
         return register
 
     def list_tools(self, principal: PrincipalLike, agent: AgentLike = None) -> list[Tool]:
-        """Tools this principal could ever be allowed to call (the engine's permissive partial evaluation)."""
+        """Tools this principal could ever be allowed to call (the engine's permissive partial evaluation).
+
+        AgentCore lists a tool when *any* caller could be permitted; this lists it only when *this* one could.
+        """
         who, bot = as_principal(principal), as_agent(agent)
         engine = self.policy.current()
-        return [t for t in self.registry if could_allow(engine, who, bot, t.name)]
+        return [t for t in self.registry if engine.could_allow(who, bot, t.name)]
 
     # ---- calls ----------------------------------------------------------------------------------------------
     def call(

@@ -232,3 +232,32 @@ def test_explain_traces_every_condition() -> None:
     assert decision.effect is Effect.ALLOW
     assert ("amount is at most 500", True) in trace and ("amount is more than 500", False) in trace
     assert ("customer.status is present", False) in trace
+
+
+def test_could_allow_reads_subjects_permissively_and_unconditional_denies_surely() -> None:
+    engine = PolicyEngine.from_text(
+        """policy "listing"
+allow crm.lookup for users with role "support" when amount is at most 10.
+require approval from role "manager" for refunds.issue for users with role "support".
+allow admin.reset for user "root".
+allow tenant.report for tenant "acme".
+deny crm.lookup for users with role "intern".
+deny admin.reset for tenant "acme".
+monitor deny refunds.issue.
+""",
+        "l.policy",
+    )
+    bot = AgentInfo(id="bot")
+
+    def tools(user: str, *roles: str) -> list[str]:
+        who = Principal(id=user, roles=frozenset(roles))
+        names = ("crm.lookup", "refunds.issue", "admin.reset", "tenant.report", "other.tool")
+        return [name for name in names if engine.could_allow(who, bot, name)]
+
+    # conditions on arguments may hold; an approval still counts; the tenant is unknown until the call
+    assert tools("ann", "support") == ["crm.lookup", "refunds.issue", "tenant.report"]
+    assert tools("ian", "support", "intern") == ["refunds.issue", "tenant.report"]  # surely denied: unconditional
+    assert tools("root") == ["admin.reset", "tenant.report"]  # a tenant deny is not sure, a monitor deny not enforced
+    assert PolicyEngine.from_text('policy "open"\ndefault allow.\ndeny x.y.\n').could_allow(
+        Principal(id="anyone"), bot, "other.tool"
+    )

@@ -27,7 +27,6 @@ from opentelemetry import trace
 from agentcore.errors import ConfigError
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import Gateway
-from agentcore.gateway.listing import could_allow
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
 from agentcore.gateway.mcp.config import ProxyConfig
 from agentcore.gateway.mcp.upstream import Upstreams
@@ -120,7 +119,7 @@ class McpProxy:
         if name is None or name not in with_headers or caller is None:
             return None
         principal, agent, _ = caller
-        if not could_allow(self.gateway.policy.current(), principal, agent, name):
+        if not self.gateway.policy.current().could_allow(principal, agent, name):
             return None
         return self.gateway.registry.get(name).input_schema
 
