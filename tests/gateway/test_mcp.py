@@ -236,6 +236,7 @@ def test_config_durability_and_write_ahead_reach_the_gateway(tmp_path: Path) -> 
     proxy = McpProxy(load_config(path))
     try:
         assert (proxy.gateway.db.durability, proxy.gateway.write_ahead) == ("power", True)
+        assert any(type(m).__name__ == "_TracedWhenConfigured" for m in proxy.server.middleware)  # SDK span found
     finally:
         proxy.gateway.close()
 

@@ -17,7 +17,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -66,8 +65,9 @@ class McpProxy:
             on_call_tool=self._call_tool,
             get_tool_input_schema=self._input_schema,
         )
-        self.server.middleware = [
-            _TracedWhenConfigured(m) if isinstance(m, OpenTelemetryMiddleware) else m for m in self.server.middleware
+        self.server.middleware = [  # the SDK's span middleware, found by name: its module is private
+            _TracedWhenConfigured(m) if type(m).__name__ == "OpenTelemetryMiddleware" else m
+            for m in self.server.middleware
         ]
 
     # ---- identity and names ---------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ class _TracedWhenConfigured:
     on every call. The provider is looked up per request, so one installed after startup is honoured.
     """
 
-    def __init__(self, traced: OpenTelemetryMiddleware) -> None:
+    def __init__(self, traced: Callable[[ServerRequestContext[Any, Any], CallNext], Awaitable[HandlerResult]]) -> None:
         self.traced = traced
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
