@@ -104,7 +104,7 @@ def record_hash(values: dict[str, Any]) -> str:
 
     A JSON array ends where its closing bracket says, so the two parts cannot be confused; JSON keeps the
     encoding injective (strings quoted and escaped, ``None`` is ``null``) and floats round-trip exactly. The C
-    encoder keeps it cheap: this runs twice on every gateway call.
+    encoder keeps it cheap: this runs on every gateway call.
     """
     digest = hashlib.sha256(_HEADER(_header_of(values)).encode("utf-8"))
     digest.update(str(values["detail"]).encode("utf-8"))
@@ -164,7 +164,10 @@ class AuditLog:
                 head = cur.fetchone()
                 row = self._linked(values, head or (0, GENESIS))
                 cur.execute(self._insert, row)
-                cur.execute(self._head_set if head else self._head_new, (row[0], row[-1]))
+                if head is None:
+                    cur.execute(self._head_new, (row[0], row[-1]))
+                elif self.db.backend != "sqlite":  # on SQLite the trigger has moved the head already
+                    cur.execute(self._head_set, (row[0], row[-1]))
                 if also is not None:
                     also(cur)
             return self._appended(row)

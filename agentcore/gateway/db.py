@@ -186,8 +186,9 @@ class Database:
 
 
 class _WriteTransaction:
-    """The context manager behind :meth:`Database.write`: a class rather than a generator because every gateway
-    call goes through it twice, and a generator-based one costs several microseconds more each time."""
+    """The context manager behind :meth:`Database.write`: a class rather than a generator because gateway calls go
+    through it (rate-limit reservations, write-ahead and locked audit appends), and a generator-based one costs
+    several microseconds more each time."""
 
     __slots__ = ("db", "lock_key")
 
@@ -224,7 +225,8 @@ class _WriteTransaction:
 
 class _Checkpointer:
     """Copies the SQLite WAL into the database every ``interval_s`` on its own connection (PASSIVE: never blocks
-    writers). Other processes sharing the file keep SQLite's automatic checkpoints, so the WAL stays bounded."""
+    writers); past ``WAL_RESTART_PAGES`` one RESTART checkpoint lets the WAL start over. Every process sharing the
+    file runs its own."""
 
     def __init__(self, engine: Engine, writers: threading.RLock, interval_s: float = 0.25) -> None:
         self._engine = engine
