@@ -5,7 +5,7 @@ Everything runs locally and deterministically: rules, the MiniLM encoder and sma
 """
 
 from agentcore.evaluations.api import EvaluationSuite
-from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.base import Evaluator, Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.custom import evaluator
 from agentcore.evaluations.errors import EvaluationError, SuiteError, TraceFormatError, UnknownEvaluatorError
 from agentcore.evaluations.importers import load_sessions
@@ -40,6 +40,7 @@ __all__ = [
     "ModelCall",
     "Models",
     "Outcome",
+    "PerTargetEvaluator",
     "Retrieval",
     "Scale",
     "Session",

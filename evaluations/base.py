@@ -94,3 +94,14 @@ class Evaluator(ABC):
 
     def passes(self, score: float) -> bool:
         return score >= self.threshold if self.higher_is_better else score < self.threshold
+
+
+class PerTargetEvaluator(Evaluator):
+    """An evaluator that judges each target on its own, as most do: implement :meth:`judge_one`."""
+
+    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+        return [self.judge_one(target, models) for target in targets]
+
+    @abstractmethod
+    def judge_one(self, target: Target, models: Models) -> Judgement | None:
+        """The judgement of one target, or ``None`` to skip it."""

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.base import Evaluator, Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.errors import EvaluationError
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
@@ -44,7 +44,7 @@ def _as_judgement(value: JudgeOutput, source: str) -> Judgement:
     return judgement
 
 
-class FunctionEvaluator(Evaluator):
+class FunctionEvaluator(PerTargetEvaluator):
     """Wraps ``function(target) -> float | (float, explanation) | Judgement``."""
 
     def __init__(
@@ -56,8 +56,8 @@ class FunctionEvaluator(Evaluator):
         self.description = (function.__doc__ or evaluator_id).strip().splitlines()[0]  # type: ignore[misc]
         self._function = function
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [_as_judgement(self._function(target), self.id) for target in targets]
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        return _as_judgement(self._function(target), self.id)
 
 
 def evaluator(
@@ -108,7 +108,7 @@ def _field(target: Target, name: str) -> str:
     return value
 
 
-class RegexEvaluator(Evaluator):
+class RegexEvaluator(PerTargetEvaluator):
     """Passes when ``pattern`` matches (or, with ``must_match = false``, does not match) the field."""
 
     scale = YES_NO
@@ -120,17 +120,13 @@ class RegexEvaluator(Evaluator):
         self.spec = spec
         self._pattern = re.compile(spec.pattern, re.IGNORECASE | re.MULTILINE)
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        judgements = []
-        for target in targets:
-            found = self._pattern.search(_field(target, self.spec.field))
-            ok = bool(found) == self.spec.must_match
-            why = f"matched {found.group(0)!r}" if found else "no match"
-            judgements.append(Judgement(1.0 if ok else 0.0, why))
-        return judgements
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        found = self._pattern.search(_field(target, self.spec.field))
+        ok = bool(found) == self.spec.must_match
+        return Judgement(1.0 if ok else 0.0, f"matched {found.group(0)!r}" if found else "no match")
 
 
-class KeywordEvaluator(Evaluator):
+class KeywordEvaluator(PerTargetEvaluator):
     """Share of ``keywords`` present (``mode = "all"``), any present (``"any"``), or none present (``"none"``)."""
 
     scale = YES_NO
@@ -143,22 +139,19 @@ class KeywordEvaluator(Evaluator):
         self.id, self.level, self.description = spec.id, spec.level, f"keywords ({spec.mode}) on {spec.field}"  # type: ignore[misc]
         self.spec = spec
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        judgements = []
-        for target in targets:
-            text = _field(target, self.spec.field).lower()
-            present = [word for word in self.spec.keywords if word.lower() in text]
-            if self.spec.mode == "all":
-                score = 1.0 if len(present) == len(self.spec.keywords) else 0.0
-            elif self.spec.mode == "any":
-                score = 1.0 if present else 0.0
-            else:
-                score = 0.0 if present else 1.0
-            judgements.append(Judgement(score, f"present: {present}"))
-        return judgements
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        text = _field(target, self.spec.field).lower()
+        present = [word for word in self.spec.keywords if word.lower() in text]
+        if self.spec.mode == "all":
+            score = 1.0 if len(present) == len(self.spec.keywords) else 0.0
+        elif self.spec.mode == "any":
+            score = 1.0 if present else 0.0
+        else:
+            score = 0.0 if present else 1.0
+        return Judgement(score, f"present: {present}")
 
 
-class ReferenceSimilarity(Evaluator):
+class ReferenceSimilarity(PerTargetEvaluator):
     """MiniLM similarity of the response to ``reference.expected_response`` on the 5-level scale."""
 
     scale = FIVE
@@ -171,32 +164,21 @@ class ReferenceSimilarity(Evaluator):
         expected = reference.expected_response if reference is not None else None
         return [target.turn.output, expected] if expected else []
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        judgements = []
-        for target in targets:
-            texts = self.texts(target)
-            if not texts:
-                judgements.append(Judgement(0.0, "no reference.expected_response to compare with"))
-                continue
-            output, expected = models.embed(texts)
-            similarity = float(output @ expected)
-            judgements.append(
-                Judgement(max(0.0, similarity), f"cosine similarity to the expected response {similarity:.2f}")
-            )
-        return judgements
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        texts = self.texts(target)
+        if not texts:
+            return Judgement(0.0, "no reference.expected_response to compare with")
+        output, expected = models.embed(texts)
+        similarity = float(output @ expected)
+        return Judgement(max(0.0, similarity), f"cosine similarity to the expected response {similarity:.2f}")
 
 
-class JudgeEvaluator(Evaluator):
+class JudgeEvaluator(FunctionEvaluator):
     """Calls an application-supplied judge ``f(target) -> float | (float, explanation) | Judgement``."""
 
-    scale = YES_NO
-
     def __init__(self, spec: RuleSpec, judge: Callable[[Target], JudgeOutput] | None = None) -> None:
-        self.id, self.level, self.description = spec.id, spec.level, f"judge {spec.judge}"  # type: ignore[misc]
-        self._judge = judge or load_callable(spec.judge, spec.id)
-
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [_as_judgement(self._judge(target), self.id) for target in targets]
+        super().__init__(spec.id, judge or load_callable(spec.judge, spec.id), spec.level, YES_NO)
+        self.description = f"judge {spec.judge}"  # type: ignore[misc]
 
 
 def load_callable(reference: str | None, owner: str) -> Callable[..., Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.base import Evaluator, Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.matching import call_problems
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
@@ -27,7 +27,7 @@ def _agent_sentences(target: Target) -> list[str]:
 
 
 @register
-class GoalSuccessRate(Evaluator):
+class GoalSuccessRate(PerTargetEvaluator):
     id = "Builtin.GoalSuccessRate"
     level = Level.SESSION
     scale = YES_NO
@@ -39,10 +39,7 @@ class GoalSuccessRate(Evaluator):
             return []
         return [*reference.assertions, *_agent_sentences(target)]
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [self._one(target, models) for target in targets]
-
-    def _one(self, target: Target, models: Models) -> Judgement:
+    def judge_one(self, target: Target, models: Models) -> Judgement:
         session = target.session
         calls = [
             call

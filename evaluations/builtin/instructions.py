@@ -6,9 +6,7 @@ the system and user text by :mod:`agentcore.evaluations.instruction_parser`; eac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.base import Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.instruction_parser import parse_instructions
 from agentcore.evaluations.instructions import check_instruction
 from agentcore.evaluations.models import Models
@@ -17,16 +15,13 @@ from agentcore.evaluations.result import YES_NO, Level
 
 
 @register
-class InstructionFollowing(Evaluator):
+class InstructionFollowing(PerTargetEvaluator):
     id = "Builtin.InstructionFollowing"
     level = Level.TRACE
     scale = YES_NO
     description = "the response follows the explicit instructions in the system prompt and request"
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [self._one(target) for target in targets]
-
-    def _one(self, target: Target) -> Judgement:
+    def judge_one(self, target: Target, models: Models) -> Judgement:
         trace = target.turn
         reference = trace.reference
         instructions = reference.instructions if reference is not None and reference.instructions else None

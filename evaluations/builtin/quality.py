@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentcore.evaluations import features
-from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.base import Evaluator, Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.builtin.safety import refusal_probability, refusal_texts
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
@@ -180,22 +180,19 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
 
 
 @register
-class Coherence(Evaluator):
+class Coherence(PerTargetEvaluator):
     id = "Builtin.Coherence"
     level = Level.TRACE
     scale = FIVE
     description = "the response is logically structured: no repetition, complete rather than choppy sentences"
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+    def judge_one(self, target: Target, models: Models) -> Judgement:
         """Half repetition (repeated word trigrams), half sentence completeness (words per prose sentence).
 
         Embedding similarity of adjacent sentences was tried and dropped: it did not track SummEval's expert
         coherence scores, while these two signals do (see docs/evaluations.md).
         """
-        return [self._one(target.turn.output) for target in targets]
-
-    @staticmethod
-    def _one(text: str) -> Judgement:
+        text = target.turn.output
         units = _sentence_units(text)
         if not units:
             return Judgement(0.0, "empty response")

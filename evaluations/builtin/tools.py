@@ -7,12 +7,11 @@ checked against the tool's schema and for grounding in what the user and earlier
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from agentcore.evaluations.base import Evaluator, Judgement, Target
+from agentcore.evaluations.base import Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.matching import best_match, schema_problems
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
@@ -33,7 +32,7 @@ def _tool_text(tool: ToolSpec) -> str:
 
 
 @register
-class ToolSelectionAccuracy(Evaluator):
+class ToolSelectionAccuracy(PerTargetEvaluator):
     id = "Builtin.ToolSelectionAccuracy"
     level = Level.TOOL_CALL
     scale = YES_NO
@@ -46,10 +45,7 @@ class ToolSelectionAccuracy(Evaluator):
         tools = offered_tools(target)
         return [target.turn.input, *map(_tool_text, tools)] if len(tools) > 1 else []
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [self._one(target, models) for target in targets]
-
-    def _one(self, target: Target, models: Models) -> Judgement:
+    def judge_one(self, target: Target, models: Models) -> Judgement:
         call = target.call
         assert call is not None
         reference = target.turn.reference
@@ -84,16 +80,13 @@ def _leaves(value: Any) -> list[str]:
 
 
 @register
-class ToolParameterAccuracy(Evaluator):
+class ToolParameterAccuracy(PerTargetEvaluator):
     id = "Builtin.ToolParameterAccuracy"
     level = Level.TOOL_CALL
     scale = YES_NO
     description = "the call's parameters are correctly derived from the request and context"
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        return [self._one(target) for target in targets]
-
-    def _one(self, target: Target) -> Judgement:
+    def judge_one(self, target: Target, models: Models) -> Judgement:
         call = target.call
         assert call is not None
         reference = target.turn.reference
