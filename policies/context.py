@@ -13,9 +13,10 @@ principal id, agent id, session id or tenant of the current request for that sco
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any, Protocol, runtime_checkable
@@ -97,10 +98,69 @@ def argument_total(calls_args: Iterable[Mapping[str, Any]], arg_path: Sequence[s
     return result
 
 
+Resolver = Callable[[Any], Mapping[str, Any] | None]
+Detector = Callable[[str], float]
+
+
+class CallHistoryContext(ABC):
+    """What every history-keeping :class:`DecisionContext` shares: entity loaders and detectors registered by
+    name, and count / total / last call worked out from one listing of executed calls (:meth:`_window`).
+    Subclasses say where the calls are kept and how spend is known."""
+
+    resolver_hint = "add_resolver"  # how a user of the subclass registers one, for the error message
+    detector_hint = "add_detector"
+
+    def __init__(
+        self, resolvers: Mapping[str, Resolver] | None = None, detectors: Mapping[str, Detector] | None = None
+    ):
+        self.resolvers: dict[str, Resolver] = dict(resolvers or {})
+        self.detectors: dict[str, Detector] = dict(detectors or {})
+
+    @abstractmethod
+    def _window(
+        self, actions: Sequence[str], scope: Scope, key: str, start: float, end: float
+    ) -> list[tuple[float, Mapping[str, Any]]]:
+        """(epoch seconds, arguments) of executed calls to ``actions`` by ``scope``/``key`` in ``(start, end]``."""
+
+    def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
+        loader = self.resolvers.get(entity)
+        if loader is None:
+            raise LookupError(f"no resolver registered for entity {entity!r}; register one with {self.resolver_hint}")
+        return loader(key)
+
+    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
+        end = now.timestamp()
+        return len(self._window(actions, scope, key, end - window_seconds, end))
+
+    def total(
+        self,
+        actions: Sequence[str],
+        arg_path: Sequence[str],
+        scope: Scope,
+        key: str,
+        window_seconds: float,
+        now: datetime,
+    ) -> float:
+        end = now.timestamp()
+        return argument_total(
+            (args for _, args in self._window(actions, scope, key, end - window_seconds, end)), arg_path
+        )
+
+    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
+        latest = max((at for at, _ in self._window(actions, scope, key, 0.0, now.timestamp())), default=None)
+        return None if latest is None else datetime.fromtimestamp(latest, tz=UTC)
+
+    def detect(self, detector: str, text: str) -> float:
+        function = self.detectors.get(detector)
+        if function is None:
+            raise LookupError(f"detector {detector!r} is not available; register it with {self.detector_hint}")
+        return float(function(text))
+
+
 @dataclass(frozen=True)
 class _Call:
     action: str
-    at: datetime
+    at: float  # epoch seconds
     keys: dict[Scope, str | None]
     args: dict[str, Any]
 
@@ -113,7 +173,7 @@ class _Spend:
     at: datetime
 
 
-class InMemoryContext:
+class InMemoryContext(CallHistoryContext):
     """A complete :class:`DecisionContext` held in memory: for tests, examples and single-process use.
 
     Record executed calls with :meth:`record`, spend with :meth:`add_spend`; register entity loaders and
@@ -121,27 +181,24 @@ class InMemoryContext:
     """
 
     def __init__(
-        self,
-        resolvers: Mapping[str, Callable[[Any], Mapping[str, Any] | None]] | None = None,
-        detectors: Mapping[str, Callable[[str], float]] | None = None,
-    ) -> None:
+        self, resolvers: Mapping[str, Resolver] | None = None, detectors: Mapping[str, Detector] | None = None
+    ):
+        super().__init__(resolvers, detectors)
         self._lock = threading.Lock()
         self._calls: list[_Call] = []
         self._spend: list[_Spend] = []
-        self._resolvers = dict(resolvers or {})
-        self._detectors = dict(detectors or {})
 
-    def add_resolver(self, entity: str, loader: Callable[[Any], Mapping[str, Any] | None]) -> None:
-        self._resolvers[entity] = loader
+    def add_resolver(self, entity: str, loader: Resolver) -> None:
+        self.resolvers[entity] = loader
 
-    def add_detector(self, name: str, detector: Callable[[str], float]) -> None:
-        self._detectors[name] = detector
+    def add_detector(self, name: str, detector: Detector) -> None:
+        self.detectors[name] = detector
 
     def record(self, request: Request, at: datetime | None = None) -> None:
         """Record that ``request`` was allowed and executed (at ``at``, default the request's time)."""
         call = _Call(
             action=request.action,
-            at=at or request.context.time,
+            at=(at or request.context.time).timestamp(),
             keys={scope: scope_key(request, scope) for scope in Scope},
             args=request.args,
         )
@@ -152,43 +209,18 @@ class InMemoryContext:
         with self._lock:
             self._spend.append(_Spend(scope, key, usd, at))
 
-    def _window(self, actions: Sequence[str], scope: Scope, key: str, start: datetime, now: datetime) -> list[_Call]:
+    def _window(
+        self, actions: Sequence[str], scope: Scope, key: str, start: float, end: float
+    ) -> list[tuple[float, Mapping[str, Any]]]:
         with self._lock:
             calls = list(self._calls)
-        return [c for c in calls if c.keys[scope] == key and start < c.at <= now and action_matches(c.action, actions)]
-
-    def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
-        loader = self._resolvers.get(entity)
-        if loader is None:
-            raise LookupError(f"no resolver registered for entity {entity!r}; register one with add_resolver")
-        return loader(key)
-
-    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
-        return len(self._window(actions, scope, key, now - timedelta(seconds=window_seconds), now))
-
-    def total(
-        self,
-        actions: Sequence[str],
-        arg_path: Sequence[str],
-        scope: Scope,
-        key: str,
-        window_seconds: float,
-        now: datetime,
-    ) -> float:
-        calls = self._window(actions, scope, key, now - timedelta(seconds=window_seconds), now)
-        return argument_total((call.args for call in calls), arg_path)
-
-    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
-        calls = self._window(actions, scope, key, datetime.min.replace(tzinfo=now.tzinfo), now)
-        return max((c.at for c in calls), default=None)
+        return [
+            (c.at, c.args)
+            for c in calls
+            if c.keys[scope] == key and start < c.at <= end and action_matches(c.action, actions)
+        ]
 
     def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
         with self._lock:
             entries = list(self._spend)
         return sum(e.usd for e in entries if e.scope is scope and e.key == key and since <= e.at <= now)
-
-    def detect(self, detector: str, text: str) -> float:
-        function = self._detectors.get(detector)
-        if function is None:
-            raise LookupError(f"detector {detector!r} is not available; register it with add_detector")
-        return float(function(text))
