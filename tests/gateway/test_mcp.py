@@ -212,22 +212,26 @@ def test_jwt_verifier_rs256_expiry_and_claims(tmp_path: Path) -> None:
         verifier.verify(f"Bearer {hs}")  # algorithm confusion is refused
 
 
-def test_config_errors_are_actionable(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[gateway]\n[[gateway.targets]]\nname = "crm"\n', "exactly one of `command`"),
+        ('[gateway]\n[gateway.auth]\nalgorithms = ["HS256"]\n', "secret_env"),
+        ("[gateway\n", "cannot read"),
+        ('[gateway]\ndurability = "sometimes"\n', "durability"),
+    ],
+)
+def test_config_errors_are_actionable(tmp_path: Path, text: str, problem: str) -> None:
     path = tmp_path / "gateway.toml"
-    path.write_text('[gateway]\n[[gateway.targets]]\nname = "crm"\n')
-    with pytest.raises(ConfigError, match="exactly one of `command`"):
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=problem):
         load_config(path)
-    path.write_text('[gateway]\n[gateway.auth]\nalgorithms = ["HS256"]\n')
-    with pytest.raises(ConfigError, match="secret_env"):
-        load_config(path)
-    path.write_text("[gateway\n")
-    with pytest.raises(ConfigError, match="cannot read"):
-        load_config(path)
-    path.write_text('[gateway]\ndurability = "sometimes"\n')
-    with pytest.raises(ConfigError, match="durability"):
-        load_config(path)
+
+
+def test_config_paths_are_relative_to_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "gateway.toml"
     path.write_text('[gateway]\nname = "x"\npolicies = ["p"]\n')
-    assert load_config(path).policies == [tmp_path / "p"]  # relative to the file
+    assert load_config(path).policies == [tmp_path / "p"]
 
 
 def test_config_durability_and_write_ahead_reach_the_gateway(tmp_path: Path) -> None:
