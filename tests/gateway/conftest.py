@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -132,6 +136,26 @@ def build_support_gateway(tmp_path: Path, policy: str = POLICY, **options: Any) 
         return "s3cr3t"
 
     return gw, runs
+
+
+@pytest.fixture
+def killed_after() -> Callable[[list[str], int], int]:
+    """``killed_after(args, n)``: run ``python args...``, which prints a rising count after each write it made
+    durable; kill -9 it once it has printed ``n``, and return the last count it printed."""
+
+    def run(args: list[str], stop_at: int) -> int:
+        proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        printed = -1
+        for line in proc.stdout:
+            printed = int(line)
+            if printed >= stop_at:
+                break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return printed
+
+    return run
 
 
 @pytest.fixture

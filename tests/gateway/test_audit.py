@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -163,17 +160,9 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_records_survive_kill_9(tmp_path: Path) -> None:
+def test_records_survive_kill_9(tmp_path: Path, killed_after: Callable[[list[str], int], int]) -> None:
     db = tmp_path / "crash.db"
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(db)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    acknowledged = 0
-    for line in proc.stdout:
-        acknowledged = int(line)
-        if acknowledged >= 300:
-            break
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    acknowledged = killed_after(["-c", WRITER, str(db)], 300)
     result = AuditLog(Database(str(db))).verify()
     assert result.ok, result
     assert result.records >= acknowledged  # every acknowledged record is on disk, chain intact

@@ -3,12 +3,11 @@ and acknowledged calls survive kill -9."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import textwrap
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,18 +77,10 @@ CALLER = textwrap.dedent(
 )
 
 
-def test_acknowledged_calls_survive_kill_9(tmp_path: Path) -> None:
+def test_acknowledged_calls_survive_kill_9(tmp_path: Path, killed_after: Callable[[list[str], int], int]) -> None:
     (tmp_path / "limits.policy").write_text(POLICY)
     database = str(tmp_path / "crash.db")
-    proc = subprocess.Popen([sys.executable, "-c", CALLER, str(tmp_path), database], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    returned = -1
-    for line in proc.stdout:
-        returned = int(line)
-        if returned >= 100:
-            break
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    returned = killed_after(["-c", CALLER, str(tmp_path), database], 100)
     log = AuditLog(Database(database))
     assert log.verify().ok
     executed = [r for r in log.rows() if r["kind"] == "execution" and r["outcome"] == "ok"]
