@@ -58,11 +58,10 @@ ApprovalMode = Literal["raise", "wait"]
 class _Plan:
     """An admitted call: everything needed to execute it and record the outcome."""
 
-    call_id: str
+    event: dict[str, Any]  # the call's audit fields (call_id, tool, principal, agent, ..., bundle_hash)
     tool: Tool
     kwargs: dict[str, Any]
     request: Request
-    decision: Decision
     redaction: Redaction
     detail: dict[str, Any]  # the decision's audit detail, recorded with the outcome
     approval_id: str | None = None
@@ -315,7 +314,7 @@ class Gateway:
             self._record(event, "allow", None, detail)
         annotate_span(request.action, "allow", decision)
         approval_id = approved.id if approved else None
-        return _Plan(event["call_id"], tool, kwargs, request, decision, redaction, detail, approval_id)
+        return _Plan(event, tool, kwargs, request, redaction, detail, approval_id)
 
     def _reserve(self, event: dict[str, Any], decision: Decision, detail: dict[str, Any]) -> None:
         """Atomic check-and-reserve for every matched rate limit; all or nothing (monitor mode only logs)."""
@@ -367,12 +366,7 @@ class Gateway:
 
         Without write-ahead the outcome record also carries the decision (effect ``allow``, args, reasons).
         """
-        request = plan.request
-        event = {
-            "call_id": plan.call_id, "tool": plan.tool.name, "principal": request.principal.id,
-            "agent": request.agent.id, "session": request.context.session_id, "tenant": request.context.tenant,
-            "bundle_hash": plan.decision.bundle_hash,
-        }  # fmt: skip
+        request, event = plan.request, plan.event
         effect = None if self.write_ahead else "allow"
         detail: dict[str, Any] = {} if self.write_ahead else dict(plan.detail)
         detail["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
@@ -389,7 +383,7 @@ class Gateway:
         also = None
         if reads_history(self.policy.current()):  # else nothing in the bundle reads call history
             call = CallRecord(
-                call_id=plan.call_id,
+                call_id=event["call_id"],
                 ts=request.context.time.timestamp(),
                 tool=plan.tool.name,
                 user=request.principal.id,
