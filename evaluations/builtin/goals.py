@@ -8,9 +8,9 @@ denied and that the last turn answered. The trajectory matchers compare tool nam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from abc import abstractmethod
 
-from agentcore.evaluations.base import Evaluator, Judgement, PerTargetEvaluator, Target
+from agentcore.evaluations.base import Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.matching import call_problems
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
@@ -83,26 +83,23 @@ def _subsequence(expected: list[str], actual: list[str]) -> bool:
     return all(name in remaining for name in expected)
 
 
-class _Trajectory(Evaluator):
+class _Trajectory(PerTargetEvaluator):
     level = Level.SESSION
     scale = YES_NO
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
+    def judge_one(self, target: Target, models: Models) -> Judgement | None:
         """Sessions without ``reference.expected_trajectory`` are skipped (no result), as in AgentCore."""
-        judgements: list[Judgement | None] = []
-        for target in targets:
-            reference = target.session.reference
-            actual = [call.name for call in target.session.tool_calls]
-            if reference is None or reference.expected_trajectory is None:
-                judgements.append(None)
-                continue
-            expected = reference.expected_trajectory
-            ok = self.matches(expected, actual)
-            judgements.append(Judgement(1.0 if ok else 0.0, f"expected {expected}, actual {actual}"))
-        return judgements
+        reference = target.session.reference
+        if reference is None or reference.expected_trajectory is None:
+            return None
+        expected = reference.expected_trajectory
+        actual = [call.name for call in target.session.tool_calls]
+        ok = self.matches(expected, actual)
+        return Judgement(1.0 if ok else 0.0, f"expected {expected}, actual {actual}")
 
+    @abstractmethod
     def matches(self, expected: list[str], actual: list[str]) -> bool:
-        raise NotImplementedError
+        """Does the actual list of tool names match the expected one, in this evaluator's sense?"""
 
 
 @register

@@ -151,7 +151,7 @@ RELEVANCE_SPAN = 0.5
 
 
 @register
-class ResponseRelevance(Evaluator):
+class ResponseRelevance(PerTargetEvaluator):
     id = "Builtin.ResponseRelevance"
     level = Level.TRACE
     scale = FIVE
@@ -160,14 +160,11 @@ class ResponseRelevance(Evaluator):
     def texts(self, target: Target) -> list[str]:
         return [target.turn.input, target.turn.output]
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        judgements = []
-        for target in targets:
-            request, response = models.embed(self.texts(target))
-            similarity = float(request @ response)
-            score = float(np.clip((similarity - RELEVANCE_FLOOR) / RELEVANCE_SPAN, 0.0, 1.0))
-            judgements.append(Judgement(score, f"request-response similarity {similarity:.2f}"))
-        return judgements
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        request, response = models.embed(self.texts(target))
+        similarity = float(request @ response)
+        score = float(np.clip((similarity - RELEVANCE_FLOOR) / RELEVANCE_SPAN, 0.0, 1.0))
+        return Judgement(score, f"request-response similarity {similarity:.2f}")
 
 
 def _sentence_units(text: str) -> list[str]:
@@ -217,7 +214,7 @@ DEFAULT_BUDGET, BRIEF_BUDGET = 200, 60
 
 
 @register
-class Conciseness(Evaluator):
+class Conciseness(PerTargetEvaluator):
     id = "Builtin.Conciseness"
     level = Level.TRACE
     scale = CONCISENESS_SCALE
@@ -228,28 +225,24 @@ class Conciseness(Evaluator):
     def texts(self, target: Target) -> list[str]:
         return [target.turn.input, *_sentence_units(target.turn.output)]
 
-    def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        judgements = []
-        for target in targets:
-            trace = target.turn
-            units = _sentence_units(trace.output)
-            if not units:
-                judgements.append(Judgement(0.0, "empty response"))
-                continue
-            vectors = models.embed([trace.input, *units])
-            off_topic = float(np.mean(vectors[1:] @ vectors[0] < RELEVANCE_FLOOR)) if trace.input.strip() else 0.0
-            budget = BRIEF_BUDGET if _BREVITY.search(trace.input) else max(DEFAULT_BUDGET, 3 * len(words(trace.input)))
-            length = len(words(trace.output))
-            over = max(0.0, math.log(length / budget)) if length else 0.0
-            filler = len(_FILLER.findall(trace.output))
-            repeated = features.repetition(trace.output)
-            penalty = 2 * repeated + 0.1 * filler + 0.5 * over + 0.5 * off_topic
-            why = (
-                f"{length} words (budget {budget}); repeated trigrams {repeated:.0%}; filler phrases {filler}; "
-                f"off-topic sentences {off_topic:.0%}"
-            )
-            judgements.append(Judgement(float(np.clip(1.0 - penalty, 0.0, 1.0)), why))
-        return judgements
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        trace = target.turn
+        units = _sentence_units(trace.output)
+        if not units:
+            return Judgement(0.0, "empty response")
+        vectors = models.embed([trace.input, *units])
+        off_topic = float(np.mean(vectors[1:] @ vectors[0] < RELEVANCE_FLOOR)) if trace.input.strip() else 0.0
+        budget = BRIEF_BUDGET if _BREVITY.search(trace.input) else max(DEFAULT_BUDGET, 3 * len(words(trace.input)))
+        length = len(words(trace.output))
+        over = max(0.0, math.log(length / budget)) if length else 0.0
+        filler = len(_FILLER.findall(trace.output))
+        repeated = features.repetition(trace.output)
+        penalty = 2 * repeated + 0.1 * filler + 0.5 * over + 0.5 * off_topic
+        why = (
+            f"{length} words (budget {budget}); repeated trigrams {repeated:.0%}; filler phrases {filler}; "
+            f"off-topic sentences {off_topic:.0%}"
+        )
+        return Judgement(float(np.clip(1.0 - penalty, 0.0, 1.0)), why)
 
 
 @register
