@@ -7,12 +7,13 @@ comparisons see one spelling of each value whatever look-alike characters an age
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 MAX_ARG_DEPTH = 64
 
@@ -37,6 +38,11 @@ def canonical(value: Any, depth: int = 0) -> Any:
     )
 
 
+# Validated values are normalised so that policies compare one spelling of each (look-alike characters included).
+NFKCString = Annotated[str, AfterValidator(functools.partial(unicodedata.normalize, "NFKC"))]
+CanonicalJSON = Annotated[dict[str, Any], AfterValidator(canonical)]
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -45,30 +51,15 @@ class Principal(_Frozen):
     """The user (or service) on whose behalf the agent acts; ``attributes`` holds identity claims."""
 
     id: str
-    roles: frozenset[str] = frozenset()
-    attributes: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("attributes")
-    @classmethod
-    def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return canonical(value)
-
-    @field_validator("roles")
-    @classmethod
-    def _nfkc_roles(cls, value: frozenset[str]) -> frozenset[str]:
-        return frozenset(unicodedata.normalize("NFKC", role) for role in value)
+    roles: frozenset[NFKCString] = frozenset()
+    attributes: CanonicalJSON = Field(default_factory=dict)
 
 
 class AgentInfo(_Frozen):
     """The agent making the call."""
 
     id: str
-    attributes: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("attributes")
-    @classmethod
-    def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return canonical(value)
+    attributes: CanonicalJSON = Field(default_factory=dict)
 
 
 class RequestContext(_Frozen):
@@ -84,20 +75,10 @@ class Request(_Frozen):
 
     principal: Principal
     agent: AgentInfo = AgentInfo(id="agent")
-    action: str
+    action: NFKCString
     resource: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: CanonicalJSON = Field(default_factory=dict)
     context: RequestContext = Field(default_factory=RequestContext)
-
-    @field_validator("args")
-    @classmethod
-    def _canonical(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return canonical(value)
-
-    @field_validator("action")
-    @classmethod
-    def _nfkc(cls, value: str) -> str:
-        return unicodedata.normalize("NFKC", value)
 
 
 class Effect(StrEnum):
