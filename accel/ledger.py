@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import threading
-import weakref
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -112,10 +111,17 @@ def _engine(url: str) -> Engine:
     return engine
 
 
-def _flush_at_exit(ref: weakref.ref[Ledger]) -> None:
-    """Write what a ledger still buffers when the process ends; a vanished database is logged, not raised."""
-    ledger = ref()
-    if ledger is not None:
+# Ledgers holding unwritten receipts, held strongly so a temporary Accelerator's receipts outlive it.
+_UNFLUSHED: set[Ledger] = set()
+_UNFLUSHED_LOCK = threading.Lock()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """Write what every ledger still buffers when the process ends; a vanished database is logged, not raised."""
+    with _UNFLUSHED_LOCK:
+        ledgers = list(_UNFLUSHED)
+    for ledger in ledgers:
         try:
             ledger.flush()
         except Exception as error:  # SQLAlchemy and DBAPI errors alike; the process is ending anyway
@@ -125,7 +131,14 @@ def _flush_at_exit(ref: weakref.ref[Ledger]) -> None:
 class Ledger:
     """Receipts in a SQL database (``$AGENTCORE_DATABASE_URL``, else ``.agentcore/agentcore.db``)."""
 
-    def __init__(self, url: str | None = None, *, engine: Engine | None = None, buffer: int = 64) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        engine: Engine | None = None,
+        buffer: int = 64,
+        flush_interval_s: float = 1.0,
+    ) -> None:
         if engine is None:
             url = url or os.environ.get(DATABASE_ENV) or DEFAULT_URL
             if "://" not in url:
@@ -134,23 +147,41 @@ class Ledger:
         self.engine = engine
         SQLModel.metadata.create_all(engine, tables=[ReceiptRow.__table__, ReceiptDeviceRow.__table__])  # type: ignore[attr-defined]
         self.buffer = max(1, buffer)
+        if flush_interval_s <= 0:
+            raise ConfigError(f"flush_interval_s must be positive, got {flush_interval_s}")
+        self.flush_interval_s = flush_interval_s
         self._pending: list[tuple[dict[str, Any], Sequence[DeviceShare]]] = []
         self._lock = threading.Lock()
-        atexit.register(_flush_at_exit, weakref.ref(self))
+        self._timer: threading.Timer | None = None
 
     def record(self, receipt: Receipt, shares: Sequence[DeviceShare] = (), *, at: datetime | None = None) -> None:
         """Queue one receipt and each device's share of it; written in one transaction per ``buffer`` receipts.
 
-        Reads (:meth:`spend`, :meth:`report`, :meth:`export`) flush first, and so does process exit, so
-        a budget check in this process always sees every receipt recorded before it.
+        A queued receipt is written within ``flush_interval_s`` (a timer), at the next read (:meth:`spend`,
+        :meth:`report`, :meth:`export` flush first, so a budget check always sees every receipt recorded
+        before it), or at process exit, whichever comes first, even if the ledger object itself is dropped.
         """
         row = receipt.model_dump(include=set(ReceiptRow.model_fields) - {"id", "at"})
         row["at"] = at or datetime.now(UTC)
         with self._lock:
             self._pending.append((row, shares))
             full = len(self._pending) >= self.buffer
+            if not full and self._timer is None:
+                with _UNFLUSHED_LOCK:
+                    _UNFLUSHED.add(self)
+                self._timer = threading.Timer(self.flush_interval_s, self._flush_on_timer)
+                self._timer.daemon = True
+                self._timer.start()
         if full:
             self.flush()
+
+    def _flush_on_timer(self) -> None:
+        try:
+            self.flush()
+        except Exception as error:  # the receipts stay queued for the next record, read or exit
+            log.warning("could not flush %d buffered receipts: %s", len(self._pending), error)
+            with self._lock:
+                self._timer = None
 
     def flush(self) -> None:
         """Write queued receipts now, in one transaction; on failure they stay queued and the error propagates."""
@@ -170,6 +201,11 @@ class Ledger:
                             ],
                         )  # fmt: skip
             self._pending = []
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            with _UNFLUSHED_LOCK:
+                _UNFLUSHED.discard(self)
 
     def _filters(self, table: Any, window: timedelta | None, now: datetime | None, **keys: str | None) -> list[Any]:
         clauses = [getattr(ReceiptRow, key) == value for key, value in keys.items() if value is not None]

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -84,3 +89,62 @@ def test_bad_report_requests_are_clear_errors(ledger: Ledger, tmp_path: Path) ->
         ledger.spend(window=timedelta(0))
     with pytest.raises(ConfigError, match=r"\.csv or \.json"):
         ledger.export(tmp_path / "out.xlsx")
+
+
+# A process that embeds through a temporary Accelerator with the default ledger ($AGENTCORE_DATABASE_URL),
+# prints its receipt, then exits at once or waits to be killed.
+_TEMPORARY_ACCELERATOR = """
+import sys, time
+from agentcore import Accelerator
+print(Accelerator().embed(["hello"], tenant="t1").receipt.usd, flush=True)
+if sys.argv[1] == "wait":
+    time.sleep(60)
+"""
+
+
+def _spawn(tmp_path: Path, then: str) -> subprocess.Popen[str]:
+    environment = {**os.environ, "AGENTCORE_DATABASE_URL": f"sqlite:///{tmp_path / 'agentcore.db'}"}
+    return subprocess.Popen(
+        [sys.executable, "-c", _TEMPORARY_ACCELERATOR, then], stdout=subprocess.PIPE, text=True, env=environment
+    )
+
+
+@pytest.mark.slow
+def test_a_temporary_accelerators_receipt_reaches_the_ledger_when_the_process_exits(tmp_path: Path) -> None:
+    process = _spawn(tmp_path, "exit")
+    out, _ = process.communicate(timeout=120)
+    assert process.returncode == 0
+    assert Ledger(f"sqlite:///{tmp_path / 'agentcore.db'}").spend(tenant="t1").calls == 1
+    assert float(out) > 0
+
+
+@pytest.mark.slow
+def test_an_acknowledged_receipt_survives_sigkill_after_the_flush_interval(tmp_path: Path) -> None:
+    process = _spawn(tmp_path, "wait")
+    try:
+        assert process.stdout is not None
+        float(process.stdout.readline())  # the receipt was handed to the caller
+        ledger = Ledger(f"sqlite:///{tmp_path / 'agentcore.db'}")
+        deadline = time.monotonic() + 30  # the default flush interval is 1 s
+        while ledger.spend(tenant="t1").calls == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert Ledger(f"sqlite:///{tmp_path / 'agentcore.db'}").spend(tenant="t1").calls == 1
+
+
+def test_buffered_receipts_are_written_within_the_flush_interval(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'agentcore.db'}"
+    Ledger(url, flush_interval_s=0.05).record(_receipt("acme", 1.0))  # the object is dropped at once
+    reader = Ledger(url)
+    deadline = time.monotonic() + 10
+    while reader.spend(tenant="acme").calls == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert reader.spend(tenant="acme").calls == 1
+
+
+def test_the_flush_interval_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="flush_interval_s must be positive"):
+        Ledger(f"sqlite:///{tmp_path / 'agentcore.db'}", flush_interval_s=0)
