@@ -56,10 +56,20 @@ class Target:
 
 @dataclass(frozen=True)
 class Judgement:
-    """A continuous score in [0, 1] (1 = the scale's top label) and why."""
+    """A continuous score in [0, 1] (1 = the scale's top label) and why.
+
+    ``applicable=False`` says the evaluator had nothing it could verify on this target (no parsable
+    instruction, no reference): the result is reported as not applicable and counted against coverage, never
+    as a pass.
+    """
 
     score: float
     explanation: str
+    applicable: bool = True
+
+    @classmethod
+    def not_applicable(cls, explanation: str) -> Judgement:
+        return cls(0.0, explanation, applicable=False)
 
 
 def targets_for(level: Level, sessions: Sequence[Session]) -> list[Target]:
@@ -90,7 +100,12 @@ class Evaluator(ABC):
 
     @abstractmethod
     def judge(self, targets: Sequence[Target], models: Models) -> Sequence[Judgement | None]:
-        """One judgement per target, in order; ``None`` skips a target the evaluator cannot judge (no result)."""
+        """One judgement per target, in order.
+
+        ``None`` drops a target that is outside the evaluator's scope (no result at all, e.g. a tool-call
+        evaluator on a turn without calls); :meth:`Judgement.not_applicable` reports one it should judge but
+        cannot.
+        """
 
     def passes(self, score: float) -> bool:
         return score >= self.threshold if self.higher_is_better else score < self.threshold

@@ -125,29 +125,3 @@ def helpfulness_features(request: str, answer: str, refusal: float, models: Mode
 
 def as_matrix(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
     return np.asarray(rows, dtype=np.float32).reshape(len(rows), width)
-
-
-OPEN_FEATURES = (
-    "request_similarity",
-    "log_answer_words",
-    "number_density",
-    "entity_density",
-    "hedging",
-    "repetition",
-)
-_HEDGES = ("may", "might", "could", "generally", "typically", "usually", "often", "some", "depends", "approximately")
-
-
-def open_features(request: str, answer: str, models: Models) -> list[float]:
-    """Surface signals of fabrication when there is neither context nor reference: specifics vs hedging."""
-    vectors = models.embed([request, answer])
-    tokens = [word.lower() for word in words(answer)]
-    count = max(len(tokens), 1)
-    return [
-        float(vectors[0] @ vectors[1]),
-        math.log1p(len(tokens)),
-        len(numbers(answer) - numbers(request)) / count * 100,
-        len(entities(answer) - entities(request)) / count * 100,
-        sum(tokens.count(word) for word in _HEDGES) / count * 100,
-        repetition(answer),
-    ]

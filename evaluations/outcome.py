@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcore.evaluations.errors import SuiteError
 from agentcore.evaluations.result import EvaluatorResult, Level
@@ -31,7 +31,9 @@ class EvaluatorSummary(BaseModel):
 
     evaluator: str
     level: Level
-    count: int
+    count: int = Field(description="results judged; mean, minimum and pass rate are over these")
+    not_applicable: int = 0
+    coverage: float = Field(default=1.0, description="judged / (judged + not applicable)")
     mean: float
     minimum: float
     pass_rate: float
@@ -84,18 +86,27 @@ def summarise(
 ) -> Outcome:
     """Group results by evaluator, apply gates and the baseline regression check.
 
-    ``lower_is_better`` names rate evaluators (Refusal) whose regression is a *rise* of the mean.
+    Scores are summarised over judged results only; not-applicable ones lower the coverage. An evaluator that
+    judged nothing has mean, minimum and pass rate 0, so a gate on any of them fails rather than passing on
+    nothing. ``lower_is_better`` names rate evaluators (Refusal) whose regression is a *rise* of the mean.
     """
     summaries = []
     for evaluator in dict.fromkeys(result.evaluator for result in results):
-        mine = [result for result in results if result.evaluator == evaluator]
+        everything = [result for result in results if result.evaluator == evaluator]
+        mine = [result for result in everything if result.judged]
         scores = [result.score for result in mine]
-        mean = _round(sum(scores) / len(scores))
-        minimum = _round(min(scores))
-        pass_rate = _round(sum(result.passed for result in mine) / len(mine))
+        mean = _round(sum(scores) / len(scores)) if mine else 0.0
+        minimum = _round(min(scores)) if mine else 0.0
+        pass_rate = _round(sum(result.passed for result in mine) / len(mine)) if mine else 0.0
+        coverage = _round(len(mine) / len(everything))
         gate = gates.get(evaluator, Gate())
         checks = []
-        for name, actual in (("min_mean", mean), ("min_score", minimum), ("min_pass_rate", pass_rate)):
+        for name, actual in (
+            ("min_mean", mean),
+            ("min_score", minimum),
+            ("min_pass_rate", pass_rate),
+            ("min_coverage", coverage),
+        ):
             threshold = getattr(gate, name)
             if threshold is not None:
                 checks.append(Check(name=name, threshold=threshold, actual=actual, passed=actual >= threshold))
@@ -116,8 +127,10 @@ def summarise(
         summaries.append(
             EvaluatorSummary(
                 evaluator=evaluator,
-                level=mine[0].level,
+                level=everything[0].level,
                 count=len(mine),
+                not_applicable=len(everything) - len(mine),
+                coverage=coverage,
                 mean=mean,
                 minimum=minimum,
                 pass_rate=pass_rate,

@@ -15,6 +15,16 @@ class Level(StrEnum):
     TOOL_CALL = "tool_call"
 
 
+class Status(StrEnum):
+    """Whether an evaluator could judge its target; a target it cannot judge is never a pass."""
+
+    JUDGED = "judged"
+    NOT_APPLICABLE = "not_applicable"
+
+
+NOT_APPLICABLE_LABEL = "Not Applicable"
+
+
 class Scale(BaseModel):
     """Ordered labels with their values (AgentCore's scales); a score maps to the nearest label."""
 
@@ -71,6 +81,18 @@ class EvaluatorResult(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     raw_score: float = Field(ge=0.0, le=1.0, description="the continuous score before snapping to the label scale")
     label: str
-    passed: bool
+    passed: bool = Field(description="false for a result that is not applicable: it is not a pass")
     explanation: str
     usage: tuple[Usage, ...] = ()
+    status: Status = Status.JUDGED
+
+    @property
+    def judged(self) -> bool:
+        return self.status is Status.JUDGED
+
+    @property
+    def qualified_id(self) -> str:
+        """``session/target``, without repeating the session when the target id already starts with it."""
+        if self.target_id == self.session_id or self.target_id.startswith(f"{self.session_id}/"):
+            return self.target_id
+        return f"{self.session_id}/{self.target_id}"

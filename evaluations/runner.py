@@ -15,9 +15,9 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agentcore.evaluations.base import Evaluator, Target, targets_for
+from agentcore.evaluations.base import Evaluator, Judgement, Target, targets_for
 from agentcore.evaluations.models import HEADS_DIR, Models
-from agentcore.evaluations.result import EvaluatorResult, Usage
+from agentcore.evaluations.result import NOT_APPLICABLE_LABEL, EvaluatorResult, Status, Usage
 from agentcore.evaluations.trace import Session
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ def evaluate(
         for index, judgement in zip(todo, judgements, strict=True):
             if judgement is None:
                 continue
-            result = _result(evaluator, targets[index], judgement.score, judgement.explanation, models, len(todo))
+            result = _result(evaluator, targets[index], judgement, models, len(todo))
             cached[index] = result
             fresh.append((keys[index], result))
         cache.put(fresh)
@@ -119,18 +119,19 @@ def evaluate(
     return results
 
 
-def _result(evaluator: Evaluator, target: Target, raw: float, why: str, models: Models, batch: int) -> EvaluatorResult:
-    raw = float(min(max(raw, 0.0), 1.0))
+def _result(evaluator: Evaluator, target: Target, judgement: Judgement, models: Models, batch: int) -> EvaluatorResult:
+    raw = float(min(max(judgement.score, 0.0), 1.0)) if judgement.applicable else 0.0
     usage = [models.embedding_usage(len(set(evaluator.texts(target)))), models.head_usage(evaluator.id, batch)]
     return EvaluatorResult(
         evaluator=evaluator.id,
         level=evaluator.level,
         target_id=target.id,
         session_id=target.session.id,
-        score=evaluator.scale.snap(raw),
+        score=evaluator.scale.snap(raw) if judgement.applicable else 0.0,
         raw_score=round(raw, 6),
-        label=evaluator.scale.label(raw),
-        passed=evaluator.passes(raw),
-        explanation=why,
+        label=evaluator.scale.label(raw) if judgement.applicable else NOT_APPLICABLE_LABEL,
+        passed=judgement.applicable and evaluator.passes(raw),
+        explanation=judgement.explanation,
         usage=tuple(item for item in usage if isinstance(item, Usage)),
+        status=Status.JUDGED if judgement.applicable else Status.NOT_APPLICABLE,
     )

@@ -46,6 +46,9 @@ class Gate(BaseModel):
     max_mean: float | None = Field(
         default=None, ge=0, le=1, description="for rates where lower is better, e.g. Refusal"
     )
+    min_coverage: float | None = Field(
+        default=None, ge=0, le=1, description="the share of targets the evaluator could judge (not 'not applicable')"
+    )
 
 
 class EvaluatorEntry(Gate):

@@ -26,6 +26,7 @@ class ToolSpec(_Model):
     name: str
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=dict)
+    read_only: bool = Field(default=False, description="a lookup that changes nothing (MCP's readOnlyHint)")
 
 
 class ToolCall(_Model):
@@ -70,10 +71,17 @@ class Instruction(_Model):
 
 
 class ExpectedCall(_Model):
-    """An expected tool call; each argument lists its acceptable values (``""`` = may be omitted)."""
+    """An expected tool call; each argument lists its acceptable values (``""`` = may be omitted).
+
+    As a session goal, a state-changing action is required and a read-only lookup is not (another route to the
+    same end state is as good), unless ``required`` says otherwise. ``read_only`` unset follows the session's
+    :class:`ToolSpec` of that name (state-changing when the tool is not described).
+    """
 
     name: str
     arguments: dict[str, list[Any]] = Field(default_factory=dict)
+    read_only: bool | None = None
+    required: bool | None = None
 
 
 class TraceReference(_Model):

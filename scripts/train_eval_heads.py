@@ -165,10 +165,6 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     models = Models()
     qa_train, qa_test = agreement.halueval_qa(args.data, "train"), agreement.halueval_qa(args.data, "test")
-    general_train, general_test = (
-        agreement.halueval_general(args.data, "train"),
-        agreement.halueval_general(args.data, "test"),
-    )
     trainers = {
         "faithfulness": lambda: train_classifier(
             "faithfulness",
@@ -188,15 +184,6 @@ def main() -> None:
             features.REFERENCE_FEATURES,
             models,
         ),
-        "correctness_open": lambda: train_classifier(
-            "correctness_open",
-            general_train,
-            general_test,
-            lambda row, m: features.open_features(row["user_query"], row["chatgpt_response"], m),
-            lambda row: row["hallucination"] == "no",
-            features.OPEN_FEATURES,
-            models,
-        ),
         "helpfulness": lambda: train_pairwise(
             "helpfulness",
             agreement.pandalm_pairs(args.data, "train"),
@@ -208,7 +195,6 @@ def main() -> None:
         "faithfulness": "HaluEval QA (RUCAIBox/HaluEval@b7253db, MIT): answer supported by knowledge; "
         "train half by question",
         "correctness_reference": "HaluEval QA (MIT): answer vs right_answer; train half by question",
-        "correctness_open": "HaluEval general (MIT, human hallucination labels): train half by id",
         "helpfulness": "PandaLM human test set (WeOpenML/PandaLM@3871806, Apache-2.0): majority preference, "
         "ties dropped; train half by instruction",
     }

@@ -25,7 +25,7 @@ def run(
     junit: Path | None = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     html: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML report here."),
     markdown: Path | None = typer.Option(
-        None, "--markdown", help="Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)."
+        None, "--markdown", help="Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)."
     ),
     json_report: Path | None = typer.Option(
         None, "--json", help="Write the JSON report here (usable as a later --baseline)."
@@ -58,17 +58,18 @@ def run(
             )
     except AgentCoreError as error:
         fail(error, EXIT_BAD_INPUT)
-    for path, render in (
-        (json_report, render_json),
-        (junit, render_junit),
-        (markdown, render_markdown),
-        (html, render_html),
+    for path, render, mode in (
+        (json_report, render_json, "w"),
+        (junit, render_junit, "w"),
+        (markdown, render_markdown, "a"),  # a CI step summary collects every step's report
+        (html, render_html, "w"),
     ):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(outcome), encoding="utf-8")
+            with path.open(mode, encoding="utf-8") as handle:
+                handle.write(render(outcome))
     table = Table(title=f"{outcome.suite}: {'passed' if outcome.passed else 'FAILED'}")
-    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates"):
+    for column in ("evaluator", "level", "judged", "coverage", "mean", "pass rate", "gates"):
         table.add_column(column)
     for summary in outcome.summaries:
         gates = ", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks)
@@ -76,6 +77,7 @@ def run(
             summary.evaluator,
             summary.level.value,
             str(summary.count),
+            f"{summary.coverage:.0%}",
             f"{summary.mean:.3f}",
             f"{summary.pass_rate:.0%}",
             gates,

@@ -1,9 +1,10 @@
 """Session-level evaluators: did the session achieve the user's goals, and did it follow the expected trajectory?
 
-GoalSuccessRate checks the ground truth it is given: every expected action was performed with matching
-arguments and not denied or failed, every expected output was said, every assertion is supported by an agent
-reply (MiniLM similarity via accel). Without ground truth it can only check that no tool call failed or was
-denied and that the last turn answered. The trajectory matchers compare tool names, as AgentCore's do.
+GoalSuccessRate checks the ground truth it is given: every required expected action (state-changing ones, unless
+marked otherwise) was performed with matching arguments and not denied or failed, every expected output was said,
+every assertion is supported by an agent reply (MiniLM similarity via accel). Without goals it cannot tell success
+from failure: the session is not applicable, or fails when one of its calls failed or was denied. The trajectory
+matchers compare tool names, as AgentCore's do.
 """
 
 from __future__ import annotations
@@ -16,10 +17,19 @@ from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
 from agentcore.evaluations.result import YES_NO, Level
 from agentcore.evaluations.text import mentions, sentences
+from agentcore.evaluations.trace import ExpectedCall, Session
 
 #: cosine between an assertion and the closest agent sentence above which the assertion counts as met
 ASSERTION_SIMILARITY = 0.6
 _FAILED_DECISIONS = {"deny", "denied", "needs_approval", "pending"}
+
+
+def _required(action: ExpectedCall, session: Session) -> bool:
+    if action.required is not None:
+        return action.required
+    if action.read_only is not None:
+        return not action.read_only
+    return not any(tool.read_only for tool in session.tools if tool.name == action.name)
 
 
 def _agent_sentences(target: Target) -> list[str]:
@@ -47,14 +57,16 @@ class GoalSuccessRate(PerTargetEvaluator):
             if call.error is None and (call.decision or "").lower() not in _FAILED_DECISIONS
         ]
         reference = session.reference
-        if reference is None:
+        expected = (reference.expected_actions or []) if reference is not None else []
+        actions = [action for action in expected if _required(action, session)]
+        goals = len(actions) + (len(reference.expected_outputs) + len(reference.assertions) if reference else 0)
+        if reference is None or not goals:
             broken = [call.name for call in session.tool_calls if call not in calls]
-            last = session.traces[-1].output.strip() if session.traces else ""
-            if broken or not last:
-                return Judgement(0.0, f"failed or denied calls: {broken}" if broken else "the last turn has no answer")
-            return Judgement(1.0, "no ground truth; no call failed or was denied and the session ended with an answer")
+            if broken:
+                return Judgement(0.0, f"no goals given, and these calls failed or were denied: {broken}")
+            return Judgement.not_applicable("no goals given (required expected_actions, expected_outputs, assertions)")
         missed: list[str] = []
-        for action in reference.expected_actions or []:
+        for action in actions:
             if not any(not call_problems(call, action) for call in calls):
                 missed.append(
                     f"action {action.name}({', '.join(f'{k}={v[0]!r}' for k, v in action.arguments.items() if v)})"
@@ -72,7 +84,6 @@ class GoalSuccessRate(PerTargetEvaluator):
                     for text, row in zip(reference.assertions, similarity, strict=True)
                     if row.max() < ASSERTION_SIMILARITY
                 )
-        goals = len(reference.expected_actions or []) + len(reference.expected_outputs) + len(reference.assertions)
         if missed:
             return Judgement(0.0, f"{len(missed)} of {goals} goals not met: " + "; ".join(missed))
         return Judgement(1.0, f"all {goals} goals met")

@@ -28,7 +28,7 @@ class InstructionFollowing(PerTargetEvaluator):
         if instructions is None:
             instructions = parse_instructions("\n".join(filter(None, [trace.system, trace.input])))
         if not instructions:
-            return Judgement(1.0, "no verifiable instruction found in the system prompt or request")
+            return Judgement.not_applicable("no verifiable instruction found in the system prompt or request")
         broken = [
             item.id for item in instructions if not check_instruction(item.id, trace.output, item.kwargs, trace.input)
         ]

@@ -81,11 +81,16 @@ class Correctness(Evaluator):
     description = "the response is factually correct (against reference.expected_response when given)"
 
     @staticmethod
-    def _mode(target: Target) -> str:
+    def _mode(target: Target) -> str | None:
+        """How the response can be checked; ``None`` when there is nothing to check it against.
+
+        Without an expected response or context an offline model cannot tell a right answer from a fabricated
+        one (a head trained for that scored AUROC 0.56 on HaluEval general), so such turns are not applicable.
+        """
         reference = target.turn.reference
         if reference is not None and reference.expected_response:
             return "reference"
-        return "context" if target.context else "open"
+        return "context" if target.context else None
 
     def texts(self, target: Target) -> list[str]:
         trace = target.turn
@@ -95,7 +100,7 @@ class Correctness(Evaluator):
             return features.reference_texts(trace.output, trace.reference.expected_response)
         if mode == "context":
             return features.grounding_texts(trace.output, trace.input, target.context)
-        return [trace.input, trace.output]
+        return []
 
     def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
         modes = [self._mode(target) for target in targets]
@@ -112,12 +117,6 @@ class Correctness(Evaluator):
                 self._context_row,
                 "is supported by the context (no expected response given)",
             ),
-            "open": (
-                "correctness_open",
-                features.OPEN_FEATURES,
-                self._open_row,
-                "shows no sign of fabrication (no reference or context: weak)",
-            ),
         }
         scores: dict[int, float] = {}
         for mode, (head, names, row, _) in plans.items():
@@ -127,6 +126,8 @@ class Correctness(Evaluator):
                 scores.update(zip(chosen, models.head(head, matrix, owner=self.id).tolist(), strict=True))
         return [
             Judgement(scores[index], f"probability the response {plans[mode][3]}: {scores[index]:.2f}")
+            if mode is not None
+            else Judgement.not_applicable("no expected response and no context to check the response against")
             for index, mode in enumerate(modes)
         ]
 
@@ -139,10 +140,6 @@ class Correctness(Evaluator):
     @staticmethod
     def _context_row(target: Target, models: Models) -> list[float]:
         return features.grounding_features(target.turn.output, target.turn.input, target.context, models)
-
-    @staticmethod
-    def _open_row(target: Target, models: Models) -> list[float]:
-        return features.open_features(target.turn.input, target.turn.output, models)
 
 
 #: cosine(request, response) at or below which a response is judged not relevant, and the span to full relevance

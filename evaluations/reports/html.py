@@ -39,7 +39,7 @@ def _label(y: float, text: str) -> str:
 def _histogram(outcome: Outcome, summary: EvaluatorSummary) -> str:
     counts = [0] * _BINS
     for result in outcome.results:
-        if result.evaluator == summary.evaluator:
+        if result.evaluator == summary.evaluator and result.judged:
             counts[min(int(result.score * _BINS), _BINS - 1)] += 1
     top = max(counts) or 1
     width, height = 220, 90
@@ -104,9 +104,11 @@ def _summary_row(summary: EvaluatorSummary) -> str:
         escape(summary.evaluator),
         summary.level.value,
         str(summary.count),
+        f"{summary.coverage:.0%}",
         f"{summary.mean:.3f}",
         f"{summary.minimum:.3f}",
         f"{summary.pass_rate:.0%}",
+        "—" if summary.regression is None else f"{-summary.regression:+.3f}",
         gates,
     )
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
@@ -116,10 +118,10 @@ def render_html(outcome: Outcome) -> str:
     verdict = '<span class="pass">passed</span>' if outcome.passed else '<span class="fail">failed</span>'
     rows = "".join(_summary_row(summary) for summary in outcome.summaries)
     failures = "".join(
-        f"<tr><td>{escape(r.evaluator)}</td><td>{escape(r.session_id)}/{escape(r.target_id)}</td>"
+        f"<tr><td>{escape(r.evaluator)}</td><td>{escape(r.qualified_id)}</td>"
         f"<td>{escape(r.label)}</td><td>{escape(r.explanation)}</td></tr>"
         for r in outcome.results
-        if not r.passed
+        if r.judged and not r.passed
     )
     histograms = "".join(_histogram(outcome, summary) for summary in outcome.summaries)
     title = escape(outcome.suite)
@@ -127,7 +129,8 @@ def render_html(outcome: Outcome) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Evaluation: {title}</title><style>{_STYLE}</style></head>
 <body><h1>Evaluation: {title} — {verdict}</h1>
 <p>{outcome.sessions} sessions, {len(outcome.results)} results.</p>
-<table><tr><th>Evaluator</th><th>Level</th><th>N</th><th>Mean</th><th>Min</th><th>Pass rate</th><th>Gates</th></tr>
+<table><tr><th>Evaluator</th><th>Level</th><th>Judged</th><th>Coverage</th><th>Mean</th><th>Min</th><th>Pass rate</th>
+<th>vs baseline</th><th>Gates</th></tr>
 {rows}</table>
 <h2>Score distribution per evaluator</h2><div class="charts">{histograms}</div>
 <h2>Pass / fail</h2>{_pass_fail(outcome)}

