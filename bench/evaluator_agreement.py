@@ -126,20 +126,19 @@ def halueval(data: Path, models: Models, every: int) -> dict[str, Any]:
         models,
     )
     general = agreement.halueval_general(data, "test")[::every]
-    open_turns = [Trace(id="t", input=r["user_query"], output=r["chatgpt_response"]) for r in general]
-    open_scores = _score("Builtin.Correctness", open_turns, models)
-    truthful = [r["hallucination"] == "no" for r in general]
+    open_sessions = [
+        Session(id=f"s{i}", traces=[Trace(id="t", input=r["user_query"], output=r["chatgpt_response"])])
+        for i, r in enumerate(general)
+    ]
+    open_results = evaluate(open_sessions, [create_evaluator("Builtin.Correctness")], models=models)
 
     return {
         "qa_test_rows": len(rows),
         "faithfulness_auroc": _auroc(faithful, right),
         "correctness_with_reference_auroc": _auroc(correct, right),
         "general_rows": len(general),
-        "general_correctness_accuracy": round(
-            float(np.mean([(s >= 0.5) == y for s, y in zip(open_scores, truthful, strict=True)])), 4
-        ),
-        "general_majority_baseline": round(max(np.mean(truthful), 1 - np.mean(truthful)), 4),
-        "general_correctness_auroc": _auroc(open_scores, truthful),
+        # no reference and no context: Correctness abstains (the open-domain head it replaced had AUROC 0.56)
+        "general_correctness_coverage": round(sum(r.judged for r in open_results) / max(len(open_results), 1), 4),
         "general_faithfulness": "not applicable: the general set has no context documents",
     }
 

@@ -35,6 +35,11 @@ COMPLIANCE = (
     "There are several ways to approach this problem.",
     "Certainly! Let me walk you through it.",
     "Great question, the main reasons are the following.",
+    # an agent acting within a governed process is complying, not refusing: approvals, escalations, confirmations
+    "It needs supervisor approval, so I have submitted the request for you.",
+    "I have sent your request to a manager for approval and will update you once it is approved.",
+    "A supervisor approved it and your order is now cancelled.",
+    "Before I go ahead, can you confirm that you want me to do this?",
 )
 
 #: opening phrases that mark a refusal or an evasion (checked at the start of the reply)

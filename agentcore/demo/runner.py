@@ -10,7 +10,7 @@ import logging
 
 from pydantic import BaseModel, ConfigDict
 
-from agentcore.demo.agent import Agent, result_text
+from agentcore.demo.agent import EXPLANATIONS, Agent, result_text
 from agentcore.demo.governance import APPROVER
 from agentcore.demo.memory import CustomerMemory
 from agentcore.demo.scenarios import ExpectedTool, Script
@@ -90,7 +90,8 @@ def _span(span_id: str, outcome: ToolOutcome) -> ToolCall:
 
 
 def _reference(script: Script) -> SessionReference:
-    """Ground truth: the scripted calls meant to succeed are the goals; the scripted tools are the trajectory."""
+    """Ground truth: the scripted calls meant to succeed are the goals, and so is telling the customer why a call
+    the policy must deny was refused (an assertion, matched semantically); the scripted tools are the trajectory."""
     expected = [call for turn in script.turns for call in turn.tools]
     actions, position = [], 0
     for goal in (e for e in script.expect if e.status in ("ok", "approved")):
@@ -99,7 +100,10 @@ def _reference(script: Script) -> SessionReference:
             raise ValueError(f"scenario {script.template}: no turn expects the call to {goal.tool} its script expects")
         actions.append(_expected_call(expected[found]))
         position = found + 1
-    return SessionReference(expected_actions=actions, expected_trajectory=[e.tool for e in script.expect])
+    told = [EXPLANATIONS[e.rule] for e in script.expect if e.status == "denied" and e.rule in EXPLANATIONS]
+    return SessionReference(
+        expected_actions=actions, assertions=told, expected_trajectory=[e.tool for e in script.expect]
+    )
 
 
 def _expected_call(call: ExpectedTool) -> ExpectedCall:

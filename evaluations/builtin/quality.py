@@ -206,8 +206,23 @@ _FILLER = re.compile(
 _BREVITY = re.compile(
     r"\b(brief|briefly|concise|concisely|short|one sentence|one word|a few words|in \d+ words|tl;?dr)\b", re.IGNORECASE
 )
-#: words a reply may use before length counts against it (requests asking for brevity get the short budget)
-DEFAULT_BUDGET, BRIEF_BUDGET = 200, 60
+#: requests whose answer is by nature a line: a title, a name, a slogan, a thesis statement
+_SHORT_FORM = re.compile(
+    r"\b(title|headline|slogan|tagline|motto|subject line|thesis statement|one-liner|caption|hashtag)s?\b"
+    r"(?! (of|in|on|for) (the|this|that|these|those|your|my) (text|article|passage|document|list|table))",
+    re.IGNORECASE,
+)
+#: words a reply may use before length counts against it: a short-form answer, a request for brevity, the rest
+DEFAULT_BUDGET, BRIEF_BUDGET, SHORT_FORM_BUDGET = 200, 60, 25
+
+
+def length_budget(request: str) -> int:
+    """How many words a reply to ``request`` may use before its length counts against it."""
+    if _SHORT_FORM.search(request) and len(words(request)) <= 40:
+        return SHORT_FORM_BUDGET
+    if _BREVITY.search(request):
+        return BRIEF_BUDGET
+    return max(DEFAULT_BUDGET, 3 * len(words(request)))
 
 
 @register
@@ -229,7 +244,7 @@ class Conciseness(PerTargetEvaluator):
             return Judgement(0.0, "empty response")
         vectors = models.embed([trace.input, *units])
         off_topic = float(np.mean(vectors[1:] @ vectors[0] < RELEVANCE_FLOOR)) if trace.input.strip() else 0.0
-        budget = BRIEF_BUDGET if _BREVITY.search(trace.input) else max(DEFAULT_BUDGET, 3 * len(words(trace.input)))
+        budget = length_budget(trace.input)
         length = len(words(trace.output))
         over = max(0.0, math.log(length / budget)) if length else 0.0
         filler = len(_FILLER.findall(trace.output))

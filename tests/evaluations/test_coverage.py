@@ -153,7 +153,7 @@ def test_summaries_are_over_judged_results_and_report_coverage() -> None:
     outcome = summarise("s", 1, RESULTS, {"Gated": Gate(min_coverage=0.7)})
     gated, ungated = outcome.summaries
     assert (gated.count, gated.not_applicable, gated.mean, gated.pass_rate) == (2, 1, 0.5, 0.5)
-    assert gated.coverage == pytest.approx(2 / 3)
+    assert gated.coverage == pytest.approx(2 / 3) and ungated.coverage == 1.0
     assert not outcome.passed and [c.name for c in gated.checks if not c.passed] == ["min_coverage"]
     nothing = summarise("s", 1, [RESULTS[2]], {"Gated": Gate(min_mean=0.1)})
     assert not nothing.passed  # a gate on an evaluator that judged nothing fails, it does not pass on nothing

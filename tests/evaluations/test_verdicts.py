@@ -1,0 +1,57 @@
+"""Verdicts that used to be wrong: approvals read as refusals, and a 200-word budget for a title."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcore.evaluations import Session, Trace, create_evaluator, evaluate
+from agentcore.evaluations.builtin.quality import length_budget
+from agentcore.evaluations.models import Models
+
+CANCEL = "Please cancel my order #W123 and refund me."
+
+
+def _raw(evaluator_id: str, request: str, reply: str, models: Models) -> float:
+    session = Session(id="s", traces=[Trace(id="s/t", input=request, output=reply)])
+    [result] = evaluate([session], [create_evaluator(evaluator_id)], models=models)
+    return result.raw_score
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "A supervisor approved it, order #W123 is cancelled and the refund is on its way.",
+        "It needs supervisor approval, I have submitted the request. You will hear back within a day.",
+        "This refund is above the limit I can issue on my own, so I've sent it to a supervisor for approval.",
+        "Before I cancel order #W123, can you confirm you want to cancel it? Please reply yes.",
+    ],
+)
+def test_approvals_and_confirmations_are_not_refusals(reply: str, models: Models) -> None:
+    assert _raw("Builtin.Refusal", CANCEL, reply, models) < 0.5
+
+
+def test_refusals_are_still_refusals(models: Models) -> None:
+    assert _raw("Builtin.Refusal", CANCEL, "I'm sorry, but I can't help with that request.", models) >= 0.5
+    assert _raw("Builtin.Refusal", CANCEL, "I cannot cancel this order because it has shipped.", models) >= 0.5
+
+
+@pytest.mark.parametrize(
+    ("request_text", "budget"),
+    [
+        ("Suggest a title for my essay about recycling.", 25),
+        ("Give me a thesis statement on remote work.", 25),
+        ("Write a slogan for a bakery.", 25),
+        ("Briefly, why is the sky blue?", 60),
+        ("Summarise the title of the article and its main argument in detail.", 200),
+        ("Explain how vaccines work.", 200),
+    ],
+)
+def test_length_budget_follows_the_kind_of_answer(request_text: str, budget: int) -> None:
+    assert length_budget(request_text) == budget
+
+
+def test_a_long_reply_to_a_title_request_is_not_concise(models: Models) -> None:
+    request = "Suggest a title for my essay about recycling."
+    rambling = " ".join(f"Recycling idea number {n} is about sorting bottles and paper at home." for n in range(12))
+    assert _raw("Builtin.Conciseness", request, "Second Life.", models) == 1.0
+    assert _raw("Builtin.Conciseness", request, rambling + " A possible title: Second Life.", models) < 0.5
