@@ -1,8 +1,10 @@
 """Tool-call evaluators: was the right tool chosen, and were its parameters right?
 
 With ground truth (``reference.expected_tool_calls``) both are deterministic BFCL-style checks. Without it,
-selection compares the request with every offered tool's description (MiniLM via accel), and parameters are
-checked against the tool's schema and for grounding in what the user and earlier tools said.
+selection asks two things of the request and the offered tools' descriptions (MiniLM via accel): is the chosen
+tool relevant to the request at all (a single offered tool is not right just because it is the only one), and
+does it trail a better-matching tool; parameters are checked against the tool's schema and for grounding in what
+the user and earlier tools said.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from agentcore.evaluations.trace import ToolSpec
 
 #: how far (in cosine) the chosen tool may trail the best-matching offered tool before the choice is judged wrong
 SELECTION_MARGIN = 0.15
+#: request-tool cosine at which a call counts as relevant (score 0.5), and the span from irrelevant to relevant.
+#: Set for recall on BFCL (irrelevance + live_irrelevance vs the ground-truth tools of simple/multiple): on the test
+#: half it keeps 95% of relevant calls and flags 61% of irrelevant ones. The balanced-accuracy optimum (0.32: 86% /
+#: 75%) rejected right calls of long multi-intent requests ("I moved, my email is …, my new address is …").
+RELEVANCE_MIDPOINT, RELEVANCE_SPAN = 0.22, 0.2
 
 
 def offered_tools(target: Target) -> list[ToolSpec]:
@@ -42,8 +49,7 @@ class ToolSelectionAccuracy(PerTargetEvaluator):
         reference = target.turn.reference
         if reference is not None and reference.expected_tool_calls is not None:
             return []
-        tools = offered_tools(target)
-        return [target.turn.input, *map(_tool_text, tools)] if len(tools) > 1 else []
+        return [target.turn.input, *map(_tool_text, offered_tools(target))]
 
     def judge_one(self, target: Target, models: Models) -> Judgement:
         call = target.call
@@ -58,17 +64,21 @@ class ToolSelectionAccuracy(PerTargetEvaluator):
             return Judgement(0.0, f"{call.name!r} was called; expected one of {sorted(set(names))}")
         tools = offered_tools(target)
         by_name = {tool.name: tool for tool in tools}
-        if tools and call.name not in by_name:
+        if not tools:
+            return Judgement.not_applicable("no reference and no list of offered tools to compare the call against")
+        if call.name not in by_name:
             return Judgement(0.0, f"{call.name!r} is not among the offered tools {sorted(by_name)}")
-        if len(tools) <= 1:
-            return Judgement(1.0, "the only offered tool was called" if tools else "no tool list to compare against")
         vectors = models.embed(self.texts(target))
         similarity = vectors[1:] @ vectors[0]
-        chosen = similarity[[tool.name for tool in tools].index(call.name)]
+        chosen = float(similarity[[tool.name for tool in tools].index(call.name)])
+        relevance = float(np.clip(0.5 + (chosen - RELEVANCE_MIDPOINT) / RELEVANCE_SPAN, 0.0, 1.0))
         best = int(np.argmax(similarity))
-        gap = float(similarity[best] - chosen)
-        score = float(np.clip(1.0 - gap / SELECTION_MARGIN, 0.0, 1.0))
-        return Judgement(score, f"{call.name!r} trails the best-matching tool {tools[best].name!r} by {gap:.2f} cosine")
+        gap = float(similarity[best]) - chosen
+        rank = float(np.clip(1.0 - gap / SELECTION_MARGIN, 0.0, 1.0))
+        why = f"{call.name!r} has request similarity {chosen:.2f}"
+        if gap > 0:
+            why += f" and trails the best-matching tool {tools[best].name!r} by {gap:.2f}"
+        return Judgement(min(relevance, rank), why)
 
 
 def _leaves(value: Any) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcore.evaluations import Session, Trace, create_evaluator, evaluate
+from agentcore.evaluations import Session, ToolCall, ToolSpec, Trace, create_evaluator, evaluate
 from agentcore.evaluations.builtin.quality import length_budget
 from agentcore.evaluations.models import Models
 
@@ -55,3 +55,23 @@ def test_a_long_reply_to_a_title_request_is_not_concise(models: Models) -> None:
     rambling = " ".join(f"Recycling idea number {n} is about sorting bottles and paper at home." for n in range(12))
     assert _raw("Builtin.Conciseness", request, "Second Life.", models) == 1.0
     assert _raw("Builtin.Conciseness", request, rambling + " A possible title: Second Life.", models) < 0.5
+
+
+QUADRATIC = ToolSpec(name="solve_quadratic", description="Solve a quadratic equation a*x^2 + b*x + c = 0.")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tools", "passes"),
+    [
+        ("What is the perimeter of a 5 by 4 rectangle?", [QUADRATIC], False),  # the only tool, but irrelevant
+        ("Solve x^2 + 5x + 4 = 0 for me.", [QUADRATIC], True),
+        ("What is the perimeter of a 5 by 4 rectangle?", [], None),  # nothing to compare against: not applicable
+    ],
+)
+def test_tool_selection_without_a_reference_judges_relevance_to_the_request(
+    request_text: str, tools: list[ToolSpec], passes: bool | None, models: Models
+) -> None:
+    call = ToolCall(id="c0", name="solve_quadratic", arguments={"a": 1, "b": 5, "c": 4})
+    session = Session(id="s", traces=[Trace(id="s/t", input=request_text, tools=tools, spans=[call])])
+    [result] = evaluate([session], [create_evaluator("Builtin.ToolSelectionAccuracy")], models=models)
+    assert (result.passed if result.judged else None) is passes, result.explanation
