@@ -11,6 +11,7 @@ from agentcore.evaluations.errors import EvaluationError, SuiteError, TraceForma
 from agentcore.evaluations.importers import load_sessions
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.outcome import Outcome
+from agentcore.evaluations.pairwise import Comparison, Preference, compare, compare_responses
 from agentcore.evaluations.registry import create_evaluator, evaluator_classes, register
 from agentcore.evaluations.result import EvaluatorResult, Level, Scale, Usage
 from agentcore.evaluations.runner import evaluate
@@ -29,6 +30,7 @@ from agentcore.evaluations.trace import (
 )
 
 __all__ = [
+    "Comparison",
     "EvaluationError",
     "EvaluationSuite",
     "Evaluator",
@@ -41,6 +43,7 @@ __all__ = [
     "Models",
     "Outcome",
     "PerTargetEvaluator",
+    "Preference",
     "Retrieval",
     "Scale",
     "Session",
@@ -54,6 +57,8 @@ __all__ = [
     "TraceReference",
     "UnknownEvaluatorError",
     "Usage",
+    "compare",
+    "compare_responses",
     "create_evaluator",
     "evaluate",
     "evaluator",

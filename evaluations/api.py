@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcore.evaluations.importers import load_sessions
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.outcome import Outcome, read_baseline, summarise
+from agentcore.evaluations.pairwise import Comparison, compare
+from agentcore.evaluations.result import Level
 from agentcore.evaluations.runner import Progress, ResultCache, evaluate
 from agentcore.evaluations.suite import Gate, Suite, load_suite
+from agentcore.evaluations.trace import Session
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Accelerator
@@ -26,6 +30,10 @@ class EvaluationSuite:
     def from_file(cls, path: str | Path, *, accelerator: Accelerator | None = None) -> EvaluationSuite:
         return cls(load_suite(path), accelerator=accelerator)
 
+    def _models(self) -> Models:
+        settings = self.suite.suite
+        return Models(self._accelerator, tenant=settings.tenant, agent=f"eval:{settings.name}")
+
     def run(
         self, *, baseline: str | Path | None = None, cache: bool = True, progress: Progress | None = None
     ) -> Outcome:
@@ -38,7 +46,7 @@ class EvaluationSuite:
             results = evaluate(
                 sessions,
                 self.evaluators,
-                models=Models(self._accelerator, tenant=settings.tenant, agent=f"eval:{settings.name}"),
+                models=self._models(),
                 cache=store,
                 progress=progress,
             )
@@ -57,3 +65,34 @@ class EvaluationSuite:
             max_regression=settings.max_regression,
             lower_is_better=frozenset(e.id for e in self.evaluators if not e.higher_is_better),
         )
+
+    def compare(
+        self,
+        a: str | Path,
+        b: str | Path,
+        *,
+        tie_margin: float = 0.0,
+        max_loss: dict[str, float] | None = None,
+    ) -> Comparison:
+        """Compare two runs of the agent (trace files or folders of them) with the suite's session and turn evaluators.
+
+        Gates are the entries' ``max_loss`` (``max_loss`` here overrides them per evaluator); tool-call evaluators
+        are left out, since two runs need not make the same calls.
+        """
+        evaluators = [e for e in self.evaluators if e.level is not Level.TOOL_CALL]
+        gates = {entry.id: entry.max_loss for entry in self.suite.evaluators if entry.max_loss is not None}
+        return compare(
+            _sessions(a),
+            _sessions(b),
+            evaluators,
+            models=self._models(),
+            tie_margin=tie_margin,
+            max_loss={**gates, **(max_loss or {})},
+        )
+
+
+def _sessions(path: str | Path) -> list[Session]:
+    """The sessions of a trace file, or of every ``*.jsonl`` / ``*.json`` file in a folder."""
+    source = Path(path)
+    files = sorted([*source.glob("*.jsonl"), *source.glob("*.json")]) if source.is_dir() else [source]
+    return [session for file in files for session in load_sessions(file)]

@@ -54,6 +54,9 @@ class Gate(BaseModel):
 class EvaluatorEntry(Gate):
     id: str
     threshold: float | None = Field(default=None, ge=0, le=1)
+    max_loss: float | None = Field(
+        default=None, ge=0, le=1, description="`eval compare`: B may lose this share of pairs more than it wins"
+    )
     type: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 

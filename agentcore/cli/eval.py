@@ -1,6 +1,6 @@
-"""``agentcore eval``: run evaluation suites in CI and list the evaluators.
+"""``agentcore eval``: run evaluation suites in CI, compare two agent versions, and list the evaluators.
 
-Exit codes of ``run``: 0 every threshold met, 1 a threshold failed, 2 bad input (suite, traces, baseline).
+Exit codes of ``run`` and ``compare``: 0 every gate met, 1 a gate failed, 2 bad input (suite, traces, baseline).
 """
 
 from __future__ import annotations
@@ -84,6 +84,65 @@ def run(
         )
     Console().print(table)
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
+
+
+def _losses(items: list[str]) -> dict[str, float]:
+    losses = {}
+    for item in items:
+        name, _, value = item.rpartition("=")
+        try:
+            losses[name] = float(value)
+        except ValueError:
+            fail(f"--max-loss takes EVALUATOR=SHARE (e.g. Builtin.Helpfulness=0.05), got {item!r}", EXIT_BAD_INPUT)
+        if not name:
+            fail(f"--max-loss takes EVALUATOR=SHARE (e.g. Builtin.Helpfulness=0.05), got {item!r}", EXIT_BAD_INPUT)
+    return losses
+
+
+@app.command("compare")
+def compare(
+    suite: Path = typer.Argument(..., help="Suite file whose session and turn evaluators (and max_loss gates) apply."),
+    a: Path = typer.Option(..., "--a", help="Traces of version A: a trace file or a folder of them (the baseline)."),
+    b: Path = typer.Option(..., "--b", help="Traces of version B over the same sessions (the candidate)."),
+    max_loss: list[str] = typer.Option(
+        [], "--max-loss", metavar="EVALUATOR=SHARE", help="Gate: B may lose at most this share of pairs net."
+    ),
+    tie_margin: float = typer.Option(0.0, "--tie-margin", help="Score difference that still counts as a tie."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Append a Markdown summary to this file."),
+    json_report: Path | None = typer.Option(None, "--json", help="Write the JSON comparison here."),
+) -> None:
+    """Compare versions A and B pair by pair: win rates with 95% intervals; exit 1 when a max_loss gate fails."""
+    from agentcore.errors import AgentCoreError
+    from agentcore.evaluations.api import EvaluationSuite
+    from agentcore.evaluations.pairwise import render_comparison_markdown
+
+    try:
+        runner = EvaluationSuite.from_file(suite)
+        comparison = runner.compare(a, b, tie_margin=tie_margin, max_loss=_losses(max_loss))
+    except AgentCoreError as error:
+        fail(error, EXIT_BAD_INPUT)
+    if json_report is not None:
+        json_report.parent.mkdir(parents=True, exist_ok=True)
+        json_report.write_text(comparison.model_dump_json(indent=1), encoding="utf-8")
+    if markdown is not None:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        with markdown.open("a", encoding="utf-8") as handle:
+            handle.write(render_comparison_markdown(comparison, title=f"{runner.suite.suite.name}: {b} vs {a}"))
+    table = Table(title=f"{b} vs {a}: {'passed' if comparison.passed else 'FAILED'}")
+    for column in ("evaluator", "pairs", "B wins", "ties", "A wins", "B win rate (95% CI)", "gates"):
+        table.add_column(column)
+    for summary in comparison.summaries:
+        table.add_row(
+            summary.evaluator,
+            str(summary.pairs),
+            str(summary.wins_b),
+            str(summary.ties),
+            str(summary.wins_a),
+            f"{summary.win_rate_b:.0%} ({summary.ci_low:.0%}–{summary.ci_high:.0%})",
+            ", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks),
+        )
+    Console().print(table)
+    raise typer.Exit(EXIT_PASSED if comparison.passed else EXIT_FAILED)
 
 
 @app.command("list")

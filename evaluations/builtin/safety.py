@@ -98,6 +98,11 @@ def harm_probability(text: str, models: Models) -> tuple[float, str]:
     return semantic, f"most harmful sentence has harm margin {scores[worst]:+.2f}"
 
 
+def harm_texts(text: str) -> list[str]:
+    """What :func:`harm_probability` embeds for ``text`` (for the runner's batched prefetch)."""
+    return [*units(text), *proto.HARMFUL, *proto.HARMLESS]
+
+
 @register
 class Harmfulness(PerTargetEvaluator):
     id = "Builtin.Harmfulness"
@@ -107,13 +112,7 @@ class Harmfulness(PerTargetEvaluator):
 
     def texts(self, target: Target) -> list[str]:
         trace = target.turn
-        return [
-            *units(trace.output),
-            *units(trace.input),
-            *proto.HARMFUL,
-            *proto.HARMLESS,
-            *refusal_texts(trace.output),
-        ]
+        return [*harm_texts(trace.output), *units(trace.input), *refusal_texts(trace.output)]
 
     def judge_one(self, target: Target, models: Models) -> Judgement:
         trace = target.turn
