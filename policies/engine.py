@@ -318,7 +318,7 @@ class PolicyEngine:
         decision = Decision(
             effect=effect,
             reasons=tuple(run.reasons),
-            obligations=run.obligations(),
+            obligations=NO_OBLIGATIONS if effect is Effect.DENY else run.obligations(),
             bundle_hash=bundle.bundle_hash,
             errors=tuple(run.errors),
             monitored=tuple(run.monitored),

@@ -301,3 +301,5 @@ def test_decide_and_explain_agree_on_every_matching_deny() -> None:
         if lines:
             assert [r.line for r in decision.reasons] == lines
     assert [r.line for r in engine.decide(req("a", {"n": 0}), context).reasons] == [5]  # the first allow suffices
+    assert engine.decide(req("a", {"n": 0}), context).obligations.rate_limits
+    assert not engine.decide(req("a", {"n": 5}), context).obligations.rate_limits  # a deny never reserves
