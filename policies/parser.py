@@ -126,19 +126,81 @@ def _problem(error: UnexpectedInput, path: str, lines: list[str]) -> Problem:
         expected, found, got = set(error.expected), None, "the end of the file"
         line, column = len(lines) or 1, len(lines[-1]) + 1 if lines else 1
         source_line = lines[-1] if lines else ""
-    words = sorted({_word(name) for name in expected if not name.startswith("__")})
+    words, value_help = _expected_words({name for name in expected if name in _keywords() or name[:2] != "__"})
     message = f"unexpected {got}; expected {_join(words)}" if words else f"unexpected {got}"
-    return Problem(message, path, line, column, source_line, _suggest(found, expected))
+    help = _suggest(found, expected)
+    if not help and found is not None and found.type == "NUMBER" and "NUMBER" not in expected:
+        help = "a number is not allowed here; numbers follow a comparison, as in `amount is more than 500`"
+    return Problem(message, path, line, column, source_line, help or value_help)
+
+
+# Keywords that only start a longer phrase, shown whole so the message reads as the language does.
+_PHRASES = {
+    "at": '"at least" / "at most"',
+    "more": '"more than"',
+    "greater": '"greater than"',
+    "less": '"less than"',
+    "one": '"one of"',
+    "starts": '"starts with"',
+    "ends": '"ends with"',
+    "has": '"has role"',
+    "does": '"does not" (contain, start with, end with, match, have role)',
+    "length": '"length of"',
+    "sum": '"sum of"',
+    "count": '"count of calls to"',
+    "accelerator": '"accelerator spend of"',
+}
+_VALUE_WORDS = frozenset({"NAME", "LENGTH", "SUM", "COUNT", "ACCELERATOR"})
+_VALUE = "a value (an argument like amount, a lookup like order(order_id).status, or a computed value)"
+_VALUE_HELP = (
+    "a value is an argument (`amount`, `customer.tier`), a lookup (`order(order_id).status`), `length of items`, "
+    "`sum of amount over refunds.issue in the last 1 day per user`, `count of calls to crm.* in the last 1 hour "
+    'per user`, `accelerator spend of user today` or a detector score (`"pii" score of arguments`)'
+)
+_COMPARISON_WORDS = frozenset(
+    {"is", "=", "==", "!=", "exceeds", ">", ">=", "<", "<=", "contains", "does", "starts", "ends", "matches", "has"}
+)
+_COMPARISON = 'a comparison ("is", "is not", "is more than", "is at most", "is one of", "contains", "<=", ...)'
+_COMPARISON_HELP = (
+    "comparisons: is, is not, =, !=, is more than, >, is at least, >=, is less than, <, is at most, <=, "
+    "is between .. and .., is one of, contains, starts with, ends with, matches, is missing, is present, has role "
+    "(and their `does not` forms)"
+)
+_LITERAL_WORDS = frozenset({"NUMBER", "STRING", "TRUE", "FALSE", "NULL"})
+_LITERAL = 'a literal (a number like 500, a quoted string like "text", true, false or null)'
+
+
+def _expected_words(expected: set[str]) -> tuple[list[str], str]:
+    """The expected terminals in words: a value or literal position is named once, not as its first tokens."""
+    words: list[str] = []
+    value_help = ""
+    comparisons = {name for name in expected if _keywords().get(name) in _COMPARISON_WORDS}
+    if {_keywords()[name] for name in comparisons} >= {"is", "contains", "matches"}:
+        expected = expected - comparisons
+        words.append(_COMPARISON)
+        value_help = _COMPARISON_HELP
+    if expected >= _VALUE_WORDS:
+        # `(` opens a parenthesised value and a quoted string a detector score, unless a literal may follow
+        expected = expected - _VALUE_WORDS - {"LPAR"} - ({"STRING"} if "NUMBER" not in expected else set())
+        words.append(_VALUE)
+        value_help = _VALUE_HELP
+    if expected >= _LITERAL_WORDS:
+        expected = expected - _LITERAL_WORDS
+        words.append(_LITERAL)
+    keywords = sorted({_word(name) for name in expected})
+    return keywords + words, value_help
 
 
 def _word(terminal: str) -> str:
     keyword = _keywords().get(terminal)
-    return f'"{keyword}"' if keyword is not None else _WORDS.get(terminal, terminal.lower())
+    if keyword is not None:
+        return _PHRASES.get(keyword, f'"{keyword}"')
+    return _WORDS.get(terminal, terminal.lower())
 
 
 def _join(words: list[str]) -> str:
-    if len(words) > 12:
-        words = [*words[:12], "..."]
+    if len(words) > 16:
+        words = [*words[:16], "..."]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 

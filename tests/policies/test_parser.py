@@ -141,6 +141,13 @@ def test_logic_precedence_and_temporal() -> None:
         ("limit a to 3 calls per hour per usr.", "t.policy:1:33:", "a scope", "did you mean `user`?"),
         ("deny x when a is 1", "t.policy:1:18:", '"."', "end every rule with a full stop"),
         ('deny x when a is "open.', "t.policy:1:18:", "a quoted string", ""),
+        ("deny x when a plus 2.", "t.policy:1:20:", "expected a value (an argument like amount", "a number is not"),
+        ("deny x when a is more than .", "t.policy:1:28:", "a number like 500", "a value is an argument"),
+        ("deny x when a is one of .", "t.policy:1:25:", "expected a literal (a number like 500, a quoted", ""),
+        ("deny x when a is .", "t.policy:1:18:", '"at least" / "at most", "between", "greater than"', "`length of"),
+        ("deny x when a 5.", "t.policy:1:15:", 'expected "(", "host", "plus" or a comparison ("is"', "follow a"),
+        ("deny x when a.", "t.policy:1:14:", "a comparison", "comparisons: is, is not, =, !=, is more than"),
+        ("deny x when .", "t.policy:1:13:", '"after", "during", "not", "outside" or a value (', "a lookup"),
     ],
 )
 def test_syntax_errors_are_located_and_helpful(text: str, where: str, expected: str, help: str) -> None:
@@ -149,6 +156,7 @@ def test_syntax_errors_are_located_and_helpful(text: str, where: str, expected: 
     message = str(caught.value)
     assert message.startswith(where) and expected in message and help in message
     assert text.splitlines()[0] in message and "^" in message
+    assert "__anon" not in message and "or ..." not in message
 
 
 def test_all_errors_of_a_file_are_reported() -> None:
