@@ -63,11 +63,7 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
     tree = _parse_collecting(text, path, problems)
     if problems or tree is None:
         raise PolicySyntaxError(problems or [Problem("the policy could not be parsed", path)])
-    comments: list[ast.Comment] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            comments.append(ast.Comment(line=number, text=stripped))
+    comments = _comments(text)
     try:
         result: ast.PolicyFile = ToAst(path, text).transform(tree)
     except VisitError as error:
@@ -80,7 +76,23 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
         source = lines[at_line - 1] if 0 < at_line <= len(lines) else ""
         problem = Problem(f"cannot read this statement: {error.orig_exc}", path, at_line, at_column, source)
         raise PolicySyntaxError([problem]) from None
-    return result.model_copy(update={"comments": tuple(comments)})
+    return result.model_copy(update={"comments": comments})
+
+
+def _comments(text: str) -> tuple[ast.Comment, ...]:
+    """Every ``#`` comment outside a quoted string, whole-line or after code, with its line."""
+    comments = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        quoted = escaped = False
+        for index, char in enumerate(line):
+            if quoted:
+                escaped, quoted = char == "\\" and not escaped, quoted and (escaped or char != '"')
+            elif char == '"':
+                quoted = True
+            elif char == "#":
+                comments.append(ast.Comment(line=number, text=line[index:].rstrip()))
+                break
+    return tuple(comments)
 
 
 def _parse_collecting(text: str, path: str, problems: list[Problem]) -> Tree[Token] | None:

@@ -17,7 +17,7 @@ from agentcore.policies.cedar import export as export_cedar
 from agentcore.policies.checker import check as check_bundle
 from agentcore.policies.engine import parse_sources, policy_files
 from agentcore.policies.errors import PolicyRequestError
-from agentcore.policies.formatter import format_file
+from agentcore.policies.formatter import DEFAULT_WIDTH, format_file
 from agentcore.policies.parser import parse
 from agentcore.policies.schemas import load_tools
 from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
@@ -88,8 +88,11 @@ def explain(
 def fmt(
     paths: list[Path] = PATHS,
     check_only: bool = typer.Option(False, "--check", help="Exit 1 if a file is not formatted; change nothing."),
+    width: int = typer.Option(
+        DEFAULT_WIDTH, "--width", min=20, metavar="N", help="Wrap statements longer than N columns."
+    ),
 ) -> None:
-    """Rewrite policy files in canonical form (idempotent; the meaning never changes)."""
+    """Rewrite policy files in canonical form, keeping blank lines and comments (idempotent; meaning never changes)."""
     try:
         sources = _sources(paths)
         parse_sources(sources)
@@ -97,7 +100,7 @@ def fmt(
         fail(error, 2)
     changed = []
     for path, text in sources.items():
-        formatted = format_file(parse(text, path))
+        formatted = format_file(parse(text, path), width)
         if formatted != text:
             changed.append(path)
             if not check_only:

@@ -80,6 +80,16 @@ def test_fmt_check_and_write(tmp_path: Path) -> None:
     assert run("fmt", str(tmp_path))[0] == 0
     assert path.read_text() == "deny x when a is more than 1.\n"
     assert run("fmt", str(tmp_path), "--check")[0] == 0
+    assert run("fmt", str(tmp_path), "--check", "--width", "24")[0] == 1
+    assert run("fmt", str(tmp_path), "--width", "24")[0] == 0
+    assert path.read_text() == "deny x\n    when a is more than 1.\n"
+    assert run("fmt", str(tmp_path), "--width", "5")[0] == 2  # below the minimum width
+
+
+def test_shipped_bundles_pass_fmt_check() -> None:
+    root = Path(__file__).resolve().parents[2]
+    paths = [root / "agentcore" / "demo" / "policies", root / "examples", root / "tests" / "policies" / "data"]
+    assert run("fmt", "--check", *map(str, paths)) == (0, "")
 
 
 def test_policy_tests_and_junit(tmp_path: Path) -> None:
