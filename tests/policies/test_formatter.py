@@ -120,11 +120,16 @@ rules = st.builds(
 separators = st.sampled_from(["\n", "\n\n", "\n\n\n", " ", "\n# note\n", "\n\n# a\n# b\n", " # after\n", "\n    "])
 
 
+preambles = st.sampled_from(
+    ["", "# top\n", 'policy "p" version 2 owner "o"\n', '# top\n\npolicy "p"\n  description "d"\n\ndefault allow.\n\n']
+)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(rules, separators), min_size=1, max_size=5), st.integers(20, 140))
-def test_fmt_roundtrip_generated_bundles(statements: list[tuple[str, str]], width: int) -> None:
-    """Whole bundles (blank lines, comments between, after and inside rules) at any width."""
-    text = "".join(rule + separator for rule, separator in statements)
+@given(preambles, st.lists(st.tuples(rules, separators), min_size=1, max_size=5), st.integers(20, 140))
+def test_fmt_roundtrip_generated_bundles(preamble: str, statements: list[tuple[str, str]], width: int) -> None:
+    """Whole bundles (header, default, blank lines, comments between, after and inside rules) at any width."""
+    text = preamble + "".join(rule + separator for rule, separator in statements)
     formatted = roundtrip(text, width)
     assert "\n\n\n" not in formatted and not formatted.startswith("\n")
     comment_lines = [line.strip() for line in text.splitlines() if "#" in line]
