@@ -140,11 +140,16 @@ def context_for(tests: TestFile, case: Case) -> InMemoryContext:
 
 def _lookup(
     records: dict[str, dict[str, Any]], facts: dict[Any, dict[str, Any]]
-) -> Callable[[Any], dict[str, Any] | None]:
-    def lookup(key: Any) -> dict[str, Any] | None:
-        found = facts.get(equality_key(key))
-        if found is None and not isinstance(key, (dict, list, tuple)):
-            found = records.get(str(key))
+) -> Callable[..., dict[str, Any] | None]:
+    """Facts by structural key, else records by text key; several keys (``flight(number, date)``) arrive as one
+    argument each or as one tuple, and find ``entities`` records under their texts joined by ``|``."""
+
+    def lookup(*keys: Any) -> dict[str, Any] | None:
+        if len(keys) == 1 and isinstance(keys[0], tuple):
+            keys = keys[0]
+        found = facts.get(equality_key(keys[0] if len(keys) == 1 else keys))
+        if found is None and not any(isinstance(key, (dict, list, tuple)) for key in keys):
+            found = records.get("|".join(str(key) for key in keys))
         return found
 
     return lookup

@@ -17,6 +17,9 @@ TESTS = """
 [entities.order."7"]
 status = "pending"
 
+[entities.flight."LH2|2026-12-01"]
+status = "cancelled"
+
 [[facts]]
 entity = "hotel"
 key = { id = "H1", date = "2026-12-01" }
@@ -78,6 +81,9 @@ def test_facts_stub_lookups_keyed_by_several_values(tmp_path: Path) -> None:
     context = context_for(tests, tests.case[0])
     for key in (("LH1", "2026-12-01"), ["LH1", "2026-12-01"]):
         assert context.resolve("flight", key) == {"status": "on time"}
+    loader = context.resolvers["flight"]  # a loader may also get one argument per key
+    assert loader("LH1", "2026-12-01") == {"status": "on time"} and loader("LH2", "2026-12-01")["status"] == "cancelled"
+    assert context.resolve("flight", ("LH2", "2026-12-01")) == {"status": "cancelled"}  # text keys joined by |
     assert context.resolve("flight", ("2026-12-01", "LH1")) is None  # several keys are positional
     assert context.resolve("hotel", {"date": "2026-12-01", "id": "H1"}) == {"status": "closed"}
     assert context.resolve("order", 7) == {"status": "pending"}
