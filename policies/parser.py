@@ -162,15 +162,11 @@ _PHRASES = {
     "count": '"count of calls to"',
     "accelerator": '"accelerator spend of"',
 }
-_VALUE_WORDS = frozenset({"NAME", "LENGTH", "SUM", "COUNT", "ACCELERATOR"})
-_VALUE = "a value (an argument like amount, a lookup like order(order_id).status, or a computed value)"
+_VALUE = "a value ({}an argument like amount, a lookup like order(order_id).status, or a computed value)"
 _VALUE_HELP = (
     "a value is an argument (`amount`, `customer.tier`), a lookup (`order(order_id).status`), `length of items`, "
     "`sum of amount over refunds.issue in the last 1 day per user`, `count of calls to crm.* in the last 1 hour "
     'per user`, `accelerator spend of user today` or a detector score (`"pii" score of arguments`)'
-)
-_COMPARISON_WORDS = frozenset(
-    {"is", "=", "==", "!=", "exceeds", ">", ">=", "<", "<=", "contains", "does", "starts", "ends", "matches", "has"}
 )
 _COMPARISON = 'a comparison ("is", "is not", "is more than", "is at most", "is one of", "contains", "<=", ...)'
 _COMPARISON_HELP = (
@@ -178,29 +174,54 @@ _COMPARISON_HELP = (
     "is between .. and .., is one of, contains, starts with, ends with, matches, is missing, is present, has role "
     "(and their `does not` forms)"
 )
-_LITERAL_WORDS = frozenset({"NUMBER", "STRING", "TRUE", "FALSE", "NULL"})
 _LITERAL = 'a literal (a number like 500, a quoted string like "text", true, false or null)'
 
 
+@functools.lru_cache(maxsize=1)
+def _starts() -> dict[str, frozenset[str]]:
+    """For each grammar rule, the terminals a phrase of it can start with (its FIRST set)."""
+    rules = _lark().rules
+    first: dict[str, set[str]] = {str(rule.origin.name): set() for rule in rules}
+    empty: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            name = str(rule.origin.name)
+            before = (len(first[name]), name in empty)
+            for symbol in rule.expansion:
+                if symbol.is_term:
+                    first[name].add(symbol.name)
+                    break
+                first[name] |= first[symbol.name]
+                if symbol.name not in empty:
+                    break
+            else:
+                empty.add(name)
+            changed = changed or before != (len(first[name]), name in empty)
+    return {name: frozenset(terminals) for name, terminals in first.items()}
+
+
 def _expected_words(expected: set[str]) -> tuple[list[str], str]:
-    """The expected terminals in words: a value or literal position is named once, not as its first tokens."""
+    """The expected terminals in words. Where a whole comparison, value or literal may start, it is named once
+    (with a help line listing its forms) instead of as the tokens it can start with, so the words follow the
+    grammar as it grows."""
+    starts = _starts()
+    value = _VALUE.format("a number like 500, " if "NUMBER" in starts["value"] else "")
     words: list[str] = []
-    value_help = ""
-    comparisons = {name for name in expected if _keywords().get(name) in _COMPARISON_WORDS}
-    if {_keywords()[name] for name in comparisons} >= {"is", "contains", "matches"}:
-        expected = expected - comparisons
-        words.append(_COMPARISON)
-        value_help = _COMPARISON_HELP
-    if expected >= _VALUE_WORDS:
-        # `(` opens a parenthesised value and a quoted string a detector score, unless a literal may follow
-        expected = expected - _VALUE_WORDS - {"LPAR"} - ({"STRING"} if "NUMBER" not in expected else set())
-        words.append(_VALUE)
-        value_help = _VALUE_HELP
-    if expected >= _LITERAL_WORDS:
-        expected = expected - _LITERAL_WORDS
-        words.append(_LITERAL)
-    keywords = sorted({_word(name) for name in expected})
-    return keywords + words, value_help
+    helps: list[str] = []
+    rest = set(expected)
+    for rule, phrase, help in (
+        ("predicate", _COMPARISON, _COMPARISON_HELP),
+        ("value", value, _VALUE_HELP),
+        ("literal", _LITERAL, ""),
+    ):
+        if starts[rule] <= expected:
+            rest -= starts[rule]
+            words.append(phrase)
+            helps.append(help)
+    keywords = sorted({_word(name) for name in rest})
+    return keywords + words, next((help for help in helps if help), "")
 
 
 def _word(terminal: str) -> str:
