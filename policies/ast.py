@@ -216,10 +216,15 @@ class PolicyFile(Node):
     default: Literal["allow", "deny"] | None = None
     rules: tuple[Rule, ...] = ()
     comments: tuple[Comment, ...] = ()
+    header_span: Span | None = None  # where the header and the default statement are, for fmt's layout
+    default_span: Span | None = None
 
 
 for _model in (Resolve, Length, Host, Plus, Score, Compare, And, Or, Not):
     _model.model_rebuild()
+
+
+_LAYOUT = frozenset({"span", "text", "comments", "path", "header_span", "default_span"})
 
 
 def structure(node: BaseModel) -> Any:
@@ -229,7 +234,7 @@ def structure(node: BaseModel) -> Any:
 
 def _strip(data: Any) -> Any:
     if isinstance(data, dict):
-        return {k: _strip(v) for k, v in data.items() if k not in ("span", "text", "comments", "path")}
+        return {k: _strip(v) for k, v in data.items() if k not in _LAYOUT}
     if isinstance(data, (list, tuple)):
         return [_strip(v) for v in data]
     return data

@@ -1,31 +1,50 @@
-"""Cedar export of the stateless subset (``agentcore policy export --cedar``).
+"""Cedar export (``agentcore policy export --cedar``), never more permissive than the bundle.
 
-Request mapping: principal ``User::"<id>"`` with attributes ``roles`` (set) and ``claims`` (record); action
-``Action::"<tool>"``; resource ``Gateway::"<resource or default>"``; context ``{args, agent: {id, attributes},
-tenant?, session?}``. Allow rules become ``permit``; deny rules ``forbid``; approval rules ``forbid`` annotated
-``@effect("needs_approval")`` (Cedar has no approval, so "not allowed" is what agrees).
+Request mapping (:func:`cedar_request`): principal ``User::"<id>"`` with attributes ``roles`` (set) and ``claims``
+(record); action ``Action::"<tool>"``; resource ``Gateway::"<resource or default>"``; context ``{args, agent: {id,
+attributes}, tenant?, session?, resource?}``. Every number is a Cedar ``decimal`` (the language compares numbers
+by value, so ``1`` and ``1.0`` are one number), lists are sets, objects are records.
 
-Fail-closed semantics survive the export: each condition is translated into "definitely true" and "definitely
-false" expressions guarded by ``has``, so a permit needs its condition definitely true and a forbid applies
-unless its condition is definitely false. The export is exact for requests whose arguments have the types of
-the tool schemas (which the gateway validates first). Rules with state, regexes, resolvers, guardrails, time
-windows, non-integer numbers, obligations or monitor mode are reported as not translatable.
+Allow rules become ``permit``, deny rules ``forbid``, approval rules ``forbid`` annotated
+``@effect("needs_approval")`` (Cedar has no approval, so "not allowed" is what agrees). Fail-closed semantics
+survive: each condition is translated into "definitely true" and "definitely false" expressions guarded by
+``has``, so a permit needs its condition definitely true and a forbid applies unless its condition is definitely
+false. ``x contains "text"`` is a text test or a set test depending on ``x``'s type, so such a rule is written
+once per reading; the reading that does not fit the request errors, and Cedar ignores a policy that errors.
+
+Leaving a rule out is safe only when the Cedar set then allows less: an untranslatable allow rule (or a monitor
+rule, which never changes a decision) is left out and reported; an untranslatable deny, approval, limit, redact
+or suppress rule makes the export refuse (:class:`CedarExportError`), because without it Cedar would allow or
+reveal what the bundle does not.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from fnmatch import fnmatchcase
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from agentcore.policies import ast
+from agentcore.policies.errors import PolicyError, Problem
 from agentcore.policies.model import Request
+from agentcore.policies.values import describe
+
+_DECIMAL_LIMIT = Decimal("922337203685477.5807")  # Cedar decimals: a 64-bit integer of ten-thousandths
+_TEN_THOUSANDTH = Decimal("0.0001")
+_MAX_READINGS = 8  # at most three `contains "text"` tests of unknown type per rule (2**3 policies)
 
 
 class NotTranslatable(Exception):
     """A rule uses something Cedar cannot express."""
+
+
+class CedarExportError(PolicyError):
+    """The bundle has rules whose absence would make the Cedar policy set more permissive than the bundle."""
 
 
 class CedarPolicy(BaseModel):
@@ -36,11 +55,15 @@ class CedarPolicy(BaseModel):
 
 
 class Skipped(BaseModel):
+    """A rule left out of the export; ``safe`` when Cedar allows less without it (an allow or monitor rule)."""
+
     model_config = ConfigDict(frozen=True)
     rule_id: str
     file: str
     line: int
+    column: int = 0
     why: str
+    safe: bool = False
 
 
 class CedarExport(BaseModel):
@@ -49,13 +72,32 @@ class CedarExport(BaseModel):
     skipped: tuple[Skipped, ...]
 
     @property
+    def refused(self) -> tuple[Skipped, ...]:
+        """The rules whose absence would make Cedar more permissive: while any exist there is no Cedar text."""
+        return tuple(s for s in self.skipped if not s.safe)
+
+    @property
     def text(self) -> str:
+        """The Cedar policy set; raises :class:`CedarExportError` listing every refused rule instead of failing open."""
+        if self.refused:
+            raise CedarExportError([_problem(s) for s in self.refused])
         return "\n\n".join(p.text for p in self.policies) + "\n"
+
+
+def _problem(skipped: Skipped) -> Problem:
+    return Problem(
+        f"cannot export rule `{skipped.rule_id}` to Cedar: {skipped.why}",
+        skipped.file,
+        skipped.line,
+        skipped.column,
+        help="without it the Cedar policies would be more permissive than the bundle; rewrite it or do not use Cedar",
+    )
 
 
 def export(files: Sequence[ast.PolicyFile], tools: Sequence[str] | None = None) -> CedarExport:
     """Translate a parsed bundle; ``tools`` (all tool names) is needed to expand glob patterns."""
-    policies, skipped = [], []
+    policies: list[CedarPolicy] = []
+    skipped = []
     defaults = {f.default for f in files if f.default}
     if defaults == {"allow"}:
         policies.append(
@@ -63,11 +105,18 @@ def export(files: Sequence[ast.PolicyFile], tools: Sequence[str] | None = None) 
         )
     for rule in (r for f in files for r in f.rules):
         try:
-            policies.append(_rule(rule, tools))
+            policies.extend(_rule(rule, tools))
         except NotTranslatable as why:
             span = rule.span
             skipped.append(
-                Skipped(rule_id=rule.id, file=span.file if span else "", line=span.line if span else 0, why=str(why))
+                Skipped(
+                    rule_id=rule.id,
+                    file=span.file if span else "",
+                    line=span.line if span else 0,
+                    column=span.column if span else 0,
+                    why=str(why),
+                    safe=rule.monitor or rule.kind == "allow",
+                )
             )
     return CedarExport(policies=tuple(policies), skipped=tuple(skipped))
 
@@ -76,43 +125,72 @@ def entity_uid(kind: str, name: str) -> dict[str, str]:
     return {"type": kind, "id": name}
 
 
-def _rule(rule: ast.Rule, tools: Sequence[str] | None) -> CedarPolicy:
+def _rule(rule: ast.Rule, tools: Sequence[str] | None) -> list[CedarPolicy]:
     if rule.monitor:
-        raise NotTranslatable("monitor rules are log-only; Cedar has no log-only policies")
-    if rule.kind not in ("allow", "deny", "approval"):
-        raise NotTranslatable(f"{rule.kind} rules are obligations or state, which Cedar cannot express")
+        raise NotTranslatable("monitor rules are log-only; Cedar has no log-only policies (leaving it out is exact)")
+    if rule.kind in ("redact", "suppress"):
+        raise NotTranslatable("Cedar decides allow or deny only; without this obligation results would be revealed")
+    if rule.kind == "limit":
+        raise NotTranslatable("rate limits count earlier calls, state Cedar does not have")
     names = _action_names(rule.targets, tools)
     scope = "action" if names is None else (
         f"action == Action::{_q(names[0])}" if len(names) == 1 else
         "action in [" + ", ".join(f"Action::{_q(n)}" for n in names) + "]"
     )  # fmt: skip
-    parts = [_subject(s) for s in rule.subjects]
-    for clause in rule.clauses:
-        sure_true, sure_false = _cond(clause.cond)
-        parts.append(sure_false if clause.mode == "unless" else sure_true)
-    true_expr = " && ".join(f"({p})" for p in parts) if parts else "true"
+    ambiguous = sorted({_value(c.left)[0]: describe(c.left) for c in _compares(rule) if _is_text_contains(c)}.items())
+    if 2 ** len(ambiguous) > _MAX_READINGS:
+        raise NotTranslatable(f"more than {_MAX_READINGS.bit_length() - 1} `contains` tests of text-or-list values")
+    policies = []
+    for choice in itertools.product((True, False), repeat=len(ambiguous)):
+        reading = dict(zip(ambiguous, choice, strict=True))
+        text = _policy(rule, scope, reading)
+        policies.append(CedarPolicy(rule_id=rule.id, tools=None if names is None else tuple(names), text=text))
+    return policies
+
+
+def _compares(rule: ast.Rule) -> Iterator[ast.Compare]:
+    pending: list[ast.Cond] = [clause.cond for clause in rule.clauses]
+    while pending:
+        cond = pending.pop()
+        if isinstance(cond, ast.Compare):
+            yield cond
+        elif isinstance(cond, (ast.And, ast.Or)):
+            pending.extend(cond.items)
+        elif isinstance(cond, ast.Not):
+            pending.append(cond.item)
+
+
+def _is_text_contains(cond: ast.Compare) -> bool:
+    operand = cond.right[0] if cond.right else None
+    return cond.op in ("contains", "not_contains") and isinstance(operand, ast.Lit) and isinstance(operand.value, str)
+
+
+def _policy(rule: ast.Rule, scope: str, reading: dict[tuple[str, str], bool]) -> str:
+    """One Cedar policy for the rule; ``reading`` says which ambiguous ``contains`` values are read as text.
+
+    Its keys are (Cedar expression, the value's name in the policy)."""
+    translate = _Conditions(frozenset(expression for (expression, _), is_text in reading.items() if is_text))
     annotations = [f"@id({_q(rule.id)})"]
+    if reading:
+        words = ", ".join(f"{name} {'is text' if is_text else 'is a set'}" for (_, name), is_text in reading.items())
+        annotations.append(f"@reading({_q(words)})")
+    pairs = [translate.cond(clause.cond) for clause in rule.clauses]
+    subjects = [_subject(s) for s in rule.subjects]
     if rule.kind == "allow":
-        body = f"permit(principal, {scope}, resource)" + (f"\nwhen {{ {true_expr} }}" if parts else "")
+        parts = subjects + [no if c.mode == "unless" else yes for c, (yes, no) in zip(rule.clauses, pairs, strict=True)]
+        when = " && ".join(f"({p})" for p in parts)
+        body = f"permit(principal, {scope}, resource)" + (f"\nwhen {{ {when} }}" if parts else "")
     else:
         if rule.kind == "approval":
             annotations.append('@effect("needs_approval")')
             if rule.approver:
                 annotations.append(f"@approver({_q(rule.approver)})")
-        false_parts = _negations(rule)
-        body = f"forbid(principal, {scope}, resource)" + (f"\nunless {{ {false_parts} }}" if parts else "")
-    return CedarPolicy(
-        rule_id=rule.id, tools=None if names is None else tuple(names), text="\n".join([*annotations, body]) + ";"
-    )
-
-
-def _negations(rule: ast.Rule) -> str:
-    """The rule's condition definitely false: any subject fails, or any clause is definitely not satisfied."""
-    parts = [f"!({_subject(s)})" for s in rule.subjects]
-    for clause in rule.clauses:
-        sure_true, sure_false = _cond(clause.cond)
-        parts.append(sure_true if clause.mode == "unless" else sure_false)
-    return " || ".join(f"({p})" for p in parts)
+        # definitely false: any subject fails, or any clause is definitely not satisfied
+        parts = [f"!({s})" for s in subjects]
+        parts += [yes if c.mode == "unless" else no for c, (yes, no) in zip(rule.clauses, pairs, strict=True)]
+        unless = " || ".join(f"({p})" for p in parts)
+        body = f"forbid(principal, {scope}, resource)" + (f"\nunless {{ {unless} }}" if parts else "")
+    return "\n".join([*annotations, body]) + ";"
 
 
 def _action_names(targets: ast.Targets, tools: Sequence[str] | None) -> list[str] | None:
@@ -141,58 +219,80 @@ def _subject(subject: ast.Subject) -> str:
     return f"context has tenant && context.tenant == {_q(subject.value)}"
 
 
-def _cond(cond: ast.Cond) -> tuple[str, str]:
-    """(definitely true, definitely false) Cedar expressions for a condition, Kleene logic preserved."""
-    if isinstance(cond, ast.Not):
-        sure_true, sure_false = _cond(cond.item)
-        return sure_false, sure_true
-    if isinstance(cond, (ast.And, ast.Or)):
-        pairs = [_cond(item) for item in cond.items]
-        trues = [f"({t})" for t, _ in pairs]
-        falses = [f"({f})" for _, f in pairs]
-        if isinstance(cond, ast.And):
-            return " && ".join(trues), " || ".join(falses)
-        return " || ".join(trues), " && ".join(falses)
-    if not isinstance(cond, ast.Compare):
-        raise NotTranslatable("time windows and sequence rules depend on state Cedar does not have")
-    defined, test = _compare(cond)
-    if defined == "true":
-        return test, f"!({test})"
-    return f"{defined} && ({test})", f"{defined} && !({test})"
+class _Conditions:
+    """Translates conditions of one reading: ``texts`` are the values read as text where ``contains`` is ambiguous."""
+
+    def __init__(self, texts: frozenset[str]) -> None:
+        self._texts = texts
+
+    def cond(self, cond: ast.Cond) -> tuple[str, str]:
+        """(definitely true, definitely false) Cedar expressions for a condition, Kleene logic preserved."""
+        if isinstance(cond, ast.Not):
+            sure_true, sure_false = self.cond(cond.item)
+            return sure_false, sure_true
+        if isinstance(cond, (ast.And, ast.Or)):
+            pairs = [self.cond(item) for item in cond.items]
+            trues = [f"({t})" for t, _ in pairs]
+            falses = [f"({f})" for _, f in pairs]
+            if isinstance(cond, ast.And):
+                return " && ".join(trues), " || ".join(falses)
+            return " || ".join(trues), " && ".join(falses)
+        if not isinstance(cond, ast.Compare):
+            raise NotTranslatable("time windows and sequence rules depend on the clock and state Cedar does not have")
+        defined, test = self._compare(cond)
+        if defined == "true":
+            return test, f"!({test})"
+        return f"{defined} && ({test})", f"{defined} && !({test})"
+
+    def _compare(self, cond: ast.Compare) -> tuple[str, str]:
+        left, left_defined = _value(cond.left)
+        if cond.op in ("missing", "present"):
+            return "true", (f"!({left_defined})" if cond.op == "missing" else left_defined)
+        if cond.op in ("has_role", "not_has_role"):
+            test = f"principal.roles.contains({_literal(cond.right[0])})"
+            return "true", test if cond.op == "has_role" else f"!({test})"
+        if cond.op in ("matches", "not_matches"):
+            raise NotTranslatable("Cedar has no regular expressions")
+        positive = {"ne": "eq"}.get(cond.op, cond.op.removeprefix("not_"))
+        if positive in ("eq", "one_of", "contains") and not all(isinstance(v, ast.Lit) for v in cond.right):
+            raise NotTranslatable(
+                "comparing two values is exact in Cedar only for literals (Cedar's sets are unordered, lists are not)"
+            )
+        rights = [_value(v) for v in cond.right]
+        defined = " && ".join(d for d in [left_defined, *(d for _, d in rights)] if d != "true") or "true"
+        values = [v for v, _ in rights]
+        if positive == "eq":
+            test = f"{left} == {values[0]}"
+        elif positive in ("gt", "ge", "lt", "le"):
+            method = {"gt": "greaterThan", "ge": "greaterThanOrEqual", "lt": "lessThan", "le": "lessThanOrEqual"}
+            test = f"{left}.{method[positive]}({_number(cond.right[0], values[0])})"
+        elif positive == "between":
+            low, high = (_number(node, text) for node, text in zip(cond.right, values, strict=True))
+            test = f"{left}.greaterThanOrEqual({low}) && {left}.lessThanOrEqual({high})"
+        elif positive == "one_of":
+            test = f"[{', '.join(values)}].contains({left})"
+        elif positive == "contains" and not _is_text_contains(cond):
+            test = f"{left}.contains({values[0]})"
+        elif positive in ("contains", "starts_with", "ends_with"):
+            literal = cond.right[0]
+            if not isinstance(literal, ast.Lit) or not isinstance(literal.value, str):
+                raise NotTranslatable("text tests against a non-literal cannot be written with Cedar's `like`")
+            if positive == "contains" and left not in self._texts:
+                test = f"{left}.contains({values[0]})"
+            else:
+                escaped = json.dumps(literal.value)[1:-1].replace("*", "\\*")
+                pattern = {"contains": f"*{escaped}*", "starts_with": f"{escaped}*", "ends_with": f"*{escaped}"}
+                test = f'{left} like "{pattern[positive]}"'
+        else:
+            raise NotTranslatable(f"`{cond.op}` has no Cedar equivalent")
+        return defined, f"!({test})" if positive != cond.op else test
 
 
-def _compare(cond: ast.Compare) -> tuple[str, str]:
-    left, left_defined = _value(cond.left)
-    if cond.op in ("missing", "present"):
-        return "true", (f"!({left_defined})" if cond.op == "missing" else left_defined)
-    if cond.op in ("has_role", "not_has_role"):
-        test = f"principal.roles.contains({_literal(cond.right[0])})"
-        return "true", test if cond.op == "has_role" else f"!({test})"
-    if cond.op in ("matches", "not_matches"):
-        raise NotTranslatable("Cedar has no regular expressions")
-    rights = [_value(v) for v in cond.right]
-    defined = " && ".join(d for d in [left_defined, *(d for _, d in rights)] if d != "true") or "true"
-    values = [v for v, _ in rights]
-    positive = {"ne": "eq"}.get(cond.op, cond.op.removeprefix("not_"))
-    negate = positive != cond.op
-    if positive == "eq":
-        test = f"{left} == {values[0]}"
-    elif positive in ("gt", "ge", "lt", "le"):
-        test = f"{left} {dict(gt='>', ge='>=', lt='<', le='<=')[positive]} {values[0]}"
-    elif positive == "between":
-        test = f"{values[0]} <= {left} && {left} <= {values[1]}"
-    elif positive == "one_of":
-        test = f"[{', '.join(values)}].contains({left})"
-    elif positive in ("contains", "starts_with", "ends_with"):
-        literal = cond.right[0]
-        if not isinstance(literal, ast.Lit) or not isinstance(literal.value, str):
-            raise NotTranslatable("text tests against a non-literal cannot be written with Cedar's `like`")
-        escaped = json.dumps(literal.value)[1:-1].replace("*", "\\*")
-        pattern = {"contains": f"*{escaped}*", "starts_with": f"{escaped}*", "ends_with": f"*{escaped}"}[positive]
-        test = f'{left} like "{pattern}"'
-    else:
-        raise NotTranslatable(f"`{cond.op}` has no Cedar equivalent")
-    return defined, f"!({test})" if negate else test
+def _number(node: ast.Value, text: str) -> str:
+    """An operand of an ordered comparison: a decimal literal, or a value that must hold a number."""
+    if isinstance(node, ast.Lit) and (isinstance(node.value, (bool, str)) or node.value is None):
+        raise NotTranslatable("an ordered comparison with a non-number always fails closed, which Cedar cannot say")
+    return text
 
 
 def _value(value: ast.Value) -> tuple[str, str]:
@@ -203,11 +303,13 @@ def _value(value: ast.Value) -> tuple[str, str]:
         raise NotTranslatable(f"{value.kind} values (resolvers, aggregates, scores, lengths, hosts) are not in Cedar")
     if value.root == "user" and value.parts == ("id",):
         raise NotTranslatable('compare the user with `for user "id"` to export it')
+    if any(part.isdigit() for part in value.parts):
+        raise NotTranslatable("list items are addressed by position, and Cedar's sets have no positions")
     base, parts = {
         "args": ("context.args", value.parts),
         "user": ("principal.claims", value.parts),
         "agent": ("context.agent", value.parts if value.parts == ("id",) else ("attributes", *value.parts)),
-        "context": ("context", {"session": ("session",)}.get(value.parts[0], value.parts) if value.parts else ()),
+        "context": ("context", value.parts),
     }[value.root]
     guards, expression = [], base
     for part in parts:
@@ -226,15 +328,36 @@ def _literal(value: ast.Value) -> str:
         return "true" if literal else "false"
     if isinstance(literal, str):
         return _q(literal)
-    if isinstance(literal, float):
-        if literal != int(literal):
-            raise NotTranslatable("Cedar compares whole numbers only (decimal() has no <, >)")
-        literal = int(literal)
-    if isinstance(literal, int):
-        if not -(2**63) <= literal < 2**63:
-            raise NotTranslatable("number outside Cedar's 64-bit range")
-        return str(literal)
+    if isinstance(literal, (int, float, Decimal)):
+        try:
+            return f"decimal({_q(decimal_text(literal))})"
+        except ValueError as error:
+            raise NotTranslatable(str(error)) from None
     raise NotTranslatable("Cedar has no null")
+
+
+def decimal_text(number: int | float | Decimal) -> str:
+    """``number`` as the text of a Cedar decimal, or :class:`ValueError` if Cedar cannot hold it exactly."""
+    exact = Decimal(repr(number)) if isinstance(number, float) else Decimal(number)
+    if not exact.is_finite() or abs(exact) > _DECIMAL_LIMIT:
+        raise ValueError(f"{number!r} is outside the range of Cedar's decimal type")
+    if exact != exact.quantize(_TEN_THOUSANDTH):
+        raise ValueError(f"{number!r} has more than the 4 decimal places of Cedar's decimal type")
+    text = format(exact.quantize(_TEN_THOUSANDTH).normalize(), "f")
+    return text if "." in text else text + ".0"
+
+
+def cedar_value(value: Any) -> Any:
+    """A canonical JSON value in Cedar's JSON form: numbers become decimals, at every depth."""
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float, Decimal)):
+        return {"__extn": {"fn": "decimal", "arg": decimal_text(value)}}
+    if isinstance(value, Mapping):
+        return {key: cedar_value(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cedar_value(item) for item in value]
+    raise ValueError(f"Cedar has no value for {value!r}")
 
 
 def _q(text: str) -> str:
@@ -242,24 +365,27 @@ def _q(text: str) -> str:
 
 
 def cedar_request(request: Request) -> tuple[dict[str, object], dict[str, object]]:
-    """The Cedar request and principal entity for one of our requests."""
+    """The Cedar request and principal entity for one of our requests (``ValueError`` if Cedar cannot hold it)."""
     context: dict[str, object] = {
-        "args": request.args,
-        "agent": {"id": request.agent.id, "attributes": request.agent.attributes},
+        "args": cedar_value(request.args),
+        "agent": {"id": request.agent.id, "attributes": cedar_value(request.agent.attributes)},
     }
-    if request.context.tenant is not None:
-        context["tenant"] = request.context.tenant
-    if request.context.session_id is not None:
-        context["session"] = request.context.session_id
-    cedar = {
+    for key, value in (
+        ("tenant", request.context.tenant),
+        ("session", request.context.session_id),
+        ("resource", request.resource),
+    ):
+        if value is not None:
+            context[key] = value
+    cedar: dict[str, object] = {
         "principal": entity_uid("User", request.principal.id),
         "action": entity_uid("Action", request.action),
         "resource": entity_uid("Gateway", request.resource or "default"),
         "context": context,
     }
-    entity = {
+    entity: dict[str, object] = {
         "uid": entity_uid("User", request.principal.id),
-        "attrs": {"roles": sorted(request.principal.roles), "claims": request.principal.attributes},
+        "attrs": {"roles": sorted(request.principal.roles), "claims": cedar_value(request.principal.attributes)},
         "parents": [],
     }
     return cedar, entity

@@ -7,7 +7,6 @@ rule, which fails closed. With ``traced=True`` every atom records (text, outcome
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from agentcore.policies.values import (
     Unevaluable,
     compile_value,
     describe,
+    equality_key,
     history_key,
     is_number,
     number,
@@ -39,21 +39,6 @@ class CompileError(Exception):
         super().__init__(message)
         self.span = span
         self.help = help
-
-
-def _eq_key(value: Any) -> tuple[str, Any]:
-    """Equality key: numbers compare as numbers (1 == 1.0), never equal to booleans or strings."""
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and math.isnan(value):
-            raise Unevaluable("a value is NaN, which equals nothing")
-        return ("num", value)
-    if isinstance(value, str):
-        return ("str", value)
-    if value is None:
-        return ("null", None)
-    return ("json", repr(value))
 
 
 _ORDERED = ("gt", "ge", "lt", "le")
@@ -158,7 +143,7 @@ class Compiler:
         if positive == "matches":
             test = self._regex(left, node.right[0], what)
         elif positive == "one_of":
-            test = _one_of(left, frozenset(_eq_key(_const(v)) for v in node.right))
+            test = _one_of(left, frozenset(equality_key(_const(v)) for v in node.right))
         elif positive == "eq" and isinstance(node.right[0], ast.Lit) and isinstance(node.right[0].value, str):
             test = _eq_text(left, str(_const(node.right[0])))
         elif positive in ("starts_with", "ends_with") and _is_text(node.right[0]):
@@ -258,8 +243,8 @@ def _eq_text(left: Callable[[Env], Any], text: str) -> Test:
     return eq_text
 
 
-def _one_of(left: Callable[[Env], Any], keys: frozenset[tuple[str, Any]]) -> Test:
-    return lambda env: _eq_key(left(env)) in keys
+def _one_of(left: Callable[[Env], Any], keys: frozenset[Any]) -> Test:
+    return lambda env: equality_key(left(env)) in keys
 
 
 def _between(left: Callable[[Env], Any], low: Callable[[Env], Any], high: Callable[[Env], Any], what: str) -> Test:
@@ -287,7 +272,7 @@ def _presence(get: Callable[[Env], Any], missing: bool) -> Test:
 
 def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], what: str) -> Test:
     if op == "eq":
-        return lambda env: _eq_key(left(env)) == _eq_key(right(env))
+        return lambda env: equality_key(left(env)) == equality_key(right(env))
     if op in ("gt", "ge", "lt", "le"):
         compare = _ordered(op)
         return lambda env: compare(number(left(env), what), number(right(env), "the compared value"))
@@ -295,8 +280,8 @@ def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], wh
     def text_test(env: Env) -> bool:
         value, operand = left(env), right(env)
         if op == "contains" and isinstance(value, list):
-            key = _eq_key(operand)
-            return any(_eq_key(item) == key for item in value)
+            key = equality_key(operand)
+            return any(equality_key(item) == key for item in value)
         if not isinstance(value, str) or not isinstance(operand, str):
             raise Unevaluable(f"{what} is not text, so `{op.replace('_', ' ')}` does not apply")
         if op == "contains":

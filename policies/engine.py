@@ -1,7 +1,9 @@
 """The policy engine: load a bundle once, then decide requests fast, deterministically and thread-safely.
 
 Combining: any matching deny (or exceeded limit) -> DENY; else any matching approval -> NEEDS_APPROVAL; else any
-matching allow -> ALLOW; else the bundle default (deny unless a file says ``default allow.``). Monitor rules are
+matching allow -> ALLOW; else the bundle default (deny unless a file says ``default allow.``). A denial lists
+every matching deny rule, an approval every matching approval rule, an allow the first matching allow rule;
+:meth:`PolicyEngine.explain` returns the same decision as :meth:`PolicyEngine.decide`. Monitor rules are
 evaluated on the side and reported in ``Decision.monitored`` / ``would_effect``. Any exception escaping evaluation
 yields DENY with the reason, so a bug or hostile input never grants access.
 """
@@ -183,20 +185,21 @@ class PolicyEngine:
     def explain(
         self, request: Request, context: DecisionContext | None = None
     ) -> tuple[Decision, list[tuple[str, Any]]]:
-        """Decide with tracing: the decision plus every evaluated condition's text and value, in order."""
+        """Decide with tracing: exactly :meth:`decide`'s decision, plus every evaluated condition's text and value."""
         if self._traced is None:
             bundle = self._bundle
             self._traced = compile_bundle(bundle.files, bundle.sources, bundle.default, traced=True)
         trace: list[tuple[str, Any]] = []
         env = Env(request, context or _NO_CONTEXT, trace)
         try:
-            return self._decide(self._traced, {}, env, full=True), trace
+            return self._decide(self._traced, {}, env), trace
         except Exception as error:
             return _failure(self._bundle, error), trace
 
-    def _decide(self, bundle: Bundle, plans: dict[str, Plan], env: Env, full: bool = False) -> Decision:
+    def _decide(self, bundle: Bundle, plans: dict[str, Plan], env: Env) -> Decision:
         # The hot path: loops are written out (not a shared helper) because calls dominate its cost, and the
         # commonest outcomes (one clean deny or allow rule, nothing else to report) return a cached Decision.
+        # Every deny rule is evaluated so a denial names all the rules that deny; the first allow suffices.
         action = env.request.action
         plan = plans.get(action)
         if plan is None:
@@ -204,17 +207,19 @@ class PolicyEngine:
             if len(plans) < _CACHE_LIMIT:
                 plans[action] = plan
         run: _Run | None = None  # allocated only when something besides one clean rule must be reported
-        simple = not full and not plan.monitors
+        simple = not plan.monitors
+        first: CompiledRule | None = None  # the one clean deny matched so far while ``run`` is None
         for rule in plan.denies:
             try:
                 if not rule.check(env):
                     continue
             except Exception as caught:
-                run = run or _Run()
+                run = run or _Run(first)
                 run.fail(rule, caught, "could not evaluate")
-            if run is None and rule.kind == "deny" and simple:
-                return self._single(bundle, rule, Effect.DENY)
-            run = run or _Run()
+            if run is None and rule.kind == "deny" and first is None:
+                first = rule
+                continue
+            run = run or _Run(first)
             if rule.kind == "limit" and id(rule) not in run.failures:
                 note, reservation = _check_limit(rule, env)
                 if reservation is not None:
@@ -224,8 +229,10 @@ class PolicyEngine:
                 run.reasons.append(_noted(rule.reason, note))
             else:
                 run.reasons.append(run.closed_reason(rule))
-            if not full:
-                break
+        if first is not None and run is None:
+            if simple:
+                return self._single(bundle, first, Effect.DENY)
+            run = _Run(first)
         if run is not None and run.reasons:
             return self._finish(bundle, plan, env, Effect.DENY, run, True)
         for rule in plan.approvals:
@@ -254,8 +261,7 @@ class PolicyEngine:
                     return self._single(bundle, rule, Effect.ALLOW)
                 run = run or _Run()
                 run.reasons.append(rule.reason)
-                if not full:
-                    break
+                break
             run = run or _Run()
             effect = Effect.ALLOW if run.reasons else bundle.default
         by_rule = bool(run.reasons)
@@ -312,7 +318,7 @@ class PolicyEngine:
         decision = Decision(
             effect=effect,
             reasons=tuple(run.reasons),
-            obligations=run.obligations(),
+            obligations=NO_OBLIGATIONS if effect is Effect.DENY else run.obligations(),
             bundle_hash=bundle.bundle_hash,
             errors=tuple(run.errors),
             monitored=tuple(run.monitored),
@@ -328,8 +334,8 @@ class _Run:
 
     __slots__ = ("approvers", "dynamic", "errors", "failures", "limits", "monitored", "obligation_rules", "reasons")
 
-    def __init__(self) -> None:
-        self.reasons: list[Reason] = []
+    def __init__(self, first: CompiledRule | None = None) -> None:
+        self.reasons: list[Reason] = [] if first is None else [first.reason]
         self.errors: list[Reason] = []
         self.monitored: list[Reason] = []
         self.limits: list[RateLimit] = []

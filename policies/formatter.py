@@ -1,17 +1,27 @@
-"""``agentcore policy fmt``: print an AST as canonical policy text.
+"""``agentcore policy fmt``: print an AST as canonical policy text that keeps the author's layout.
 
-One rule per line, canonical keywords (``exceeds`` becomes ``is more than``), comments kept before the statement
-they preceded. Guarantees, tested with Hypothesis: ``parse(fmt(x))`` means the same as ``x`` and ``fmt`` is
+Canonical keywords (``exceeds`` becomes ``is more than``); one statement per block, on one line when it fits the
+width, else broken at clause boundaries (``for``, ``when``, ``unless``), then at ``and``/``or``, lists wrapping
+like paragraphs; one blank line where the source had blank lines between statements; each comment kept before
+the statement it preceded or sat in. Every node prints through :func:`doc` (one table, ``_DOCS``), so a new node
+type needs one entry. Guarantees, tested with Hypothesis: ``parse(fmt(x))`` means the same as ``x`` and ``fmt`` is
 idempotent.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from agentcore.policies import ast
+from agentcore.policies.layout import LINE, Doc, Group, Nest, fill, join, render
 from agentcore.policies.parser import keyword_words
+
+DEFAULT_WIDTH = 100
+INDENT = 4
 
 _OPS = {
     "eq": "is",
@@ -40,142 +50,203 @@ _OPS = {
 _REDACTIONS = {"email": "email addresses", "card": "card numbers", "phone": "phone numbers", "ip": "ip addresses"}
 
 
-def format_file(policy: ast.PolicyFile) -> str:
-    """Canonical text of one parsed file."""
-    statements: list[tuple[int, str]] = []
+@dataclass(frozen=True)
+class _Block:
+    """One printed unit (a statement or a comment) and the source lines it came from."""
+
+    line: int
+    end_line: int
+    text: str
+
+
+def format_file(policy: ast.PolicyFile, width: int = DEFAULT_WIDTH) -> str:
+    """Canonical text of one parsed file, wrapped at ``width`` columns where the language allows a break."""
+    if width < 20:
+        raise ValueError(f"width must be at least 20 columns, got {width}")
+    statements = sorted(_statements(policy, width), key=lambda block: block.line)
+    comments = sorted(policy.comments, key=lambda comment: comment.line)
+    covered = {n for block in statements for n in range(block.line, block.end_line + 1)}
+    covered.update(comment.line for comment in comments)
+    blocks: list[_Block] = []
+    for statement in statements:
+        while comments and comments[0].line <= statement.end_line:  # before it, or inside it: moved before it
+            comment = comments.pop(0)
+            blocks.append(_Block(comment.line, comment.line, comment.text))
+        blocks.append(statement)
+    blocks.extend(_Block(comment.line, comment.line, comment.text) for comment in comments)
+    out: list[str] = []
+    for previous, block in zip([None, *blocks], blocks, strict=False):
+        if previous is not None and any(n not in covered for n in range(previous.end_line + 1, block.line)):
+            out.append("")
+        out.append(block.text)
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _statements(policy: ast.PolicyFile, width: int) -> list[_Block]:
+    blocks = []
     if policy.name is not None:
-        header = f"policy {_str(policy.name)}"
-        if policy.version is not None:
-            header += f" version {policy.version}"
-        if policy.owner is not None:
-            header += f" owner {_str(policy.owner)}"
-        if policy.description is not None:
-            header += f" description {_str(policy.description)}"
-        statements.append((policy.span.line if policy.span else 0, header + "\n"))
+        blocks.append(_block(policy.header_span, _header(policy), width))
     if policy.default is not None:
-        statements.append((_default_line(policy), f"default {policy.default}."))
-    statements.extend((rule.span.line if rule.span else 0, format_rule(rule)) for rule in policy.rules)
-    statements.sort(key=lambda item: item[0])
-    lines: list[str] = []
-    comments = list(policy.comments)
-    for line, text in statements:
-        while comments and comments[0].line <= line:
-            lines.append(comments.pop(0).text)
-        lines.append(text)
-    lines.extend(comment.text for comment in comments)
-    return "\n".join(lines).rstrip("\n") + "\n"
+        blocks.append(_block(policy.default_span, f"default {policy.default}.", width))
+    blocks.extend(_block(rule.span, doc(rule), width) for rule in policy.rules)
+    return blocks
 
 
-def _default_line(policy: ast.PolicyFile) -> int:
-    """Defaults carry no span; keep them before the first rule."""
-    first = policy.rules[0].span.line if policy.rules and policy.rules[0].span else 1
-    return max(first - 1, 0) if policy.name is None else (policy.span.line if policy.span else 0)
+def _block(span: ast.Span | None, document: Doc, width: int) -> _Block:
+    line, end = (span.line, span.end_line) if span is not None else (0, 0)
+    return _Block(line, end, render(Group(document), width))
 
 
-def format_rule(rule: ast.Rule) -> str:
-    parts = [f"rule {_str(rule.id)}:"] if rule.explicit_id else []
+def _header(policy: ast.PolicyFile) -> Doc:
+    fields: list[Doc] = []
+    if policy.version is not None:
+        fields.append(f"version {policy.version}")
+    if policy.owner is not None:
+        fields.append(f"owner {_str(policy.owner)}")
+    if policy.description is not None:
+        fields.append(f"description {_str(policy.description)}")
+    return (f"policy {_str(policy.name or '')}", Nest(INDENT, tuple((LINE, field) for field in fields)))
+
+
+def doc(node: ast.Node) -> Doc:
+    """The document of any AST node: the single dispatch every printer goes through."""
+    return _DOCS[type(node)](node)
+
+
+# ---- rules ----------------------------------------------------------------------------------------------------
+def _rule(rule: ast.Rule) -> Doc:
+    head: list[Doc] = [f"rule {_str(rule.id)}: "] if rule.explicit_id else []
     if rule.monitor:
-        parts.append("monitor")
-    targets = _targets(rule.targets)
+        head.append("monitor ")
+    targets = doc(rule.targets)
     if rule.kind == "approval":
-        parts.append("require approval" + (f" from role {_str(rule.approver)}" if rule.approver else "") + " for")
-        parts.append(targets)
+        approver = f" from role {_str(rule.approver)}" if rule.approver else ""
+        head.append((f"require approval{approver} for ", targets))
     elif rule.kind == "limit" and rule.limit is not None:
         limit = rule.limit
-        window = _window(limit.window)
-        parts.append(f"limit {targets} to {limit.count} {limit.calls_word} per {window} per {limit.scope}")
+        head.append(("limit ", targets, f" to {limit.count} {limit.calls_word} per {_window(limit.window)}"))
+        head.append(f" per {limit.scope}")
     elif rule.kind == "redact":
-        parts.append("redact " + " and ".join(_redaction(r) for r in rule.redactions) + f" in results of {targets}")
+        redactions = join((doc(r) for r in rule.redactions), (LINE, "and "))
+        head.append(("redact ", Group(redactions), " in results of ", targets))
     elif rule.kind == "suppress":
-        parts.append(f"suppress output of {targets}")
+        head.append(("suppress output of ", targets))
     else:
-        parts.append(f"{rule.kind} {targets}")
+        head.append((f"{rule.kind} ", targets))
+    tail: list[Doc] = []
     if rule.subjects:
-        parts.append("for " + " and ".join(_subject(s) for s in rule.subjects))
-    for clause in rule.clauses:
-        text = format_cond(clause.cond)
-        parts.append(text if clause.mode == "bare" else f"{clause.mode} {text}")
-    return " ".join(parts) + "."
+        tail.append(("for ", join((doc(s) for s in rule.subjects), " and ")))
+    tail.extend(doc(clause) for clause in rule.clauses)
+    return Nest(INDENT, (tuple(head), tuple((LINE, part) for part in tail), "."))
 
 
-def _subject(subject: ast.Subject) -> str:
+def _clause(clause: ast.Clause) -> Doc:
+    body = doc(clause.cond)
+    return body if clause.mode == "bare" else (f"{clause.mode} ", Nest(INDENT, body))
+
+
+def _subject(subject: ast.Subject) -> Doc:
     words = {"role": "users with role", "user": "user", "agent": "agent", "tenant": "tenant"}[subject.kind]
     return f"{words} {_str(subject.value)}"
 
 
-def _redaction(redaction: ast.Redaction) -> str:
+def _redaction(redaction: ast.Redaction) -> Doc:
     if redaction.kind == "fields":
-        return "fields " + ", ".join(_str(f) for f in redaction.fields)
+        return ("fields ", fill(_str(f) for f in redaction.fields))
     if redaction.kind == "pattern":
         named = f" as {_str(redaction.name)}" if redaction.name is not None else ""
         return f"pattern {_str(redaction.pattern or '')}{named}"
     return _REDACTIONS[redaction.kind]
 
 
-def _targets(targets: ast.Targets) -> str:
+def _targets(targets: ast.Targets) -> Doc:
     if targets.any:
         return "any tool"
-    names = ", ".join(targets.names)
-    return f"any tool in {names}" if targets.any_phrase else names
+    names = fill(targets.names)
+    return ("any tool in ", names) if targets.any_phrase else names
 
 
-def format_cond(cond: ast.Cond) -> str:
-    if isinstance(cond, ast.Or):
-        return " or ".join(format_cond(item) for item in cond.items)
-    if isinstance(cond, ast.And):
-        return " and ".join(_paren(item, ast.Or) for item in cond.items)
-    if isinstance(cond, ast.Not):
-        return "not " + _paren(cond.item, (ast.And, ast.Or))
-    if isinstance(cond, ast.TimeWindow):
-        text = f"{'outside' if cond.outside else 'during'} {cond.start}-{cond.end}"
-        if cond.day_words:
-            text += " on " + ", ".join(cond.day_words)
-        return text + (f" in {_str(cond.tz)}" if cond.tz is not None else "")
-    if isinstance(cond, ast.After):
-        scope = ""
-        if cond.scope_written:
-            scope = " in the same session" if cond.scope == "session" else f" for the same {cond.scope}"
-        return f"after {_targets(cond.actions)}{scope} within {_duration(cond.within)}"
-    operands = [format_value(v) for v in cond.right]
-    joiner = " and " if cond.op in ("between", "not_between") else ", "
-    tail = f" {joiner.join(operands)}" if operands else ""
-    return f"{format_value(cond.left)} {_OPS[cond.op]}{tail}"
+# ---- conditions -----------------------------------------------------------------------------------------------
+def _or(cond: ast.Or) -> Doc:
+    return Group(join((doc(item) for item in cond.items), (LINE, "or ")))
 
 
-def _paren(cond: ast.Cond, kinds: type | tuple[type, ...]) -> str:
-    text = format_cond(cond)
-    return f"({text})" if isinstance(cond, kinds) else text
+def _and(cond: ast.And) -> Doc:
+    return Group(join((_paren(item, ast.Or) for item in cond.items), (LINE, "and ")))
 
 
-def format_value(value: ast.Value) -> str:
-    if isinstance(value, ast.Lit):
-        return _literal(value)
-    if isinstance(value, ast.Path):
-        return _path(value)
-    if isinstance(value, ast.Resolve):
-        return f"{value.entity}({format_value(value.key)})" + "".join(f".{a}" for a in value.attr)
-    if isinstance(value, ast.Length):
-        return f"length of {format_value(value.of)}"
-    if isinstance(value, ast.Host):
-        return f"{format_value(value.of)} host"
-    if isinstance(value, ast.Plus):
-        terms = (f"({format_value(t)})" if isinstance(t, ast.Plus) else format_value(t) for t in value.terms)
-        return " plus ".join(terms)
-    if isinstance(value, ast.Sum):
-        return (
-            f"sum of {'.'.join(value.arg)} over {_targets(value.actions)} in the last {_duration(value.window)}"
-            f" per {value.scope}"
-        )
-    if isinstance(value, ast.Count):
-        return f"count of calls to {_targets(value.actions)} in the last {_duration(value.window)} per {value.scope}"
-    if isinstance(value, ast.Spend):
-        window = f"in the last {_duration(value.window)}" if value.window else "today"
-        return f"accelerator spend of {value.scope} {window}"
-    source = "arguments" if value.source is None else format_value(value.source)
-    return f"{_str(value.detector)} score of {source}"
+def _not(cond: ast.Not) -> Doc:
+    return ("not ", _paren(cond.item, (ast.And, ast.Or)))
 
 
-def _path(path: ast.Path) -> str:
+def _paren(cond: ast.Cond, kinds: type | tuple[type, ...]) -> Doc:
+    inner = doc(cond)
+    return ("(", Nest(1, inner), ")") if isinstance(cond, kinds) else inner
+
+
+def _compare(cond: ast.Compare) -> Doc:
+    operands = [doc(v) for v in cond.right]
+    if cond.op in ("between", "not_between"):
+        tail: Doc = (" ", join(operands, " and "))
+    elif operands:  # a list may wrap before its first item; a single operand stays with its operator
+        tail = Nest(INDENT, fill(operands, lead=True)) if len(operands) > 1 else (" ", operands[0])
+    else:
+        tail = ""
+    return (doc(cond.left), f" {_OPS[cond.op]}", tail)
+
+
+def _time_window(cond: ast.TimeWindow) -> Doc:
+    text = f"{'outside' if cond.outside else 'during'} {cond.start}-{cond.end}"
+    if cond.day_words:
+        text += " on " + ", ".join(cond.day_words)
+    return text + (f" in {_str(cond.tz)}" if cond.tz is not None else "")
+
+
+def _after(cond: ast.After) -> Doc:
+    scope = ""
+    if cond.scope_written:
+        scope = " in the same session" if cond.scope == "session" else f" for the same {cond.scope}"
+    return ("after ", doc(cond.actions), f"{scope} within {_duration(cond.within)}")
+
+
+# ---- values ---------------------------------------------------------------------------------------------------
+def _resolve(value: ast.Resolve) -> Doc:
+    return (f"{value.entity}(", doc(value.key), ")" + "".join(f".{a}" for a in value.attr))
+
+
+def _length(value: ast.Length) -> Doc:
+    return ("length of ", doc(value.of))
+
+
+def _host(value: ast.Host) -> Doc:
+    return (doc(value.of), " host")
+
+
+def _plus(value: ast.Plus) -> Doc:
+    terms = (("(", doc(t), ")") if isinstance(t, ast.Plus) else doc(t) for t in value.terms)
+    return Group(join(terms, (LINE, "plus ")))
+
+
+def _sum(value: ast.Sum) -> Doc:
+    window = f" in the last {_duration(value.window)} per {value.scope}"
+    return (f"sum of {'.'.join(value.arg)} over ", doc(value.actions), window)
+
+
+def _count(value: ast.Count) -> Doc:
+    return ("count of calls to ", doc(value.actions), f" in the last {_duration(value.window)} per {value.scope}")
+
+
+def _spend(value: ast.Spend) -> Doc:
+    window = f"in the last {_duration(value.window)}" if value.window else "today"
+    return f"accelerator spend of {value.scope} {window}"
+
+
+def _score(value: ast.Score) -> Doc:
+    source = "arguments" if value.source is None else doc(value.source)
+    return (f"{_str(value.detector)} score of ", source)
+
+
+def _path(path: ast.Path) -> Doc:
     if path.root != "args":
         return ".".join((path.root, *path.parts))
     first = path.parts[0] if path.parts else ""
@@ -183,7 +254,7 @@ def _path(path: ast.Path) -> str:
     return ".".join(("args", *path.parts)) if needs_root else ".".join(path.parts)
 
 
-def _literal(literal: ast.Lit) -> str:
+def _literal(literal: ast.Lit) -> Doc:
     value = literal.value
     if isinstance(value, bool):
         text = "true" if value else "false"
@@ -216,3 +287,28 @@ def _number(value: float) -> str:
 
 def _str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+_DOCS: dict[type, Callable[[Any], Doc]] = {
+    ast.Rule: _rule,
+    ast.Clause: _clause,
+    ast.Subject: _subject,
+    ast.Redaction: _redaction,
+    ast.Targets: _targets,
+    ast.Or: _or,
+    ast.And: _and,
+    ast.Not: _not,
+    ast.Compare: _compare,
+    ast.TimeWindow: _time_window,
+    ast.After: _after,
+    ast.Lit: _literal,
+    ast.Path: _path,
+    ast.Resolve: _resolve,
+    ast.Length: _length,
+    ast.Host: _host,
+    ast.Plus: _plus,
+    ast.Sum: _sum,
+    ast.Count: _count,
+    ast.Spend: _spend,
+    ast.Score: _score,
+}

@@ -63,11 +63,7 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
     tree = _parse_collecting(text, path, problems)
     if problems or tree is None:
         raise PolicySyntaxError(problems or [Problem("the policy could not be parsed", path)])
-    comments: list[ast.Comment] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            comments.append(ast.Comment(line=number, text=stripped))
+    comments = _comments(text)
     try:
         result: ast.PolicyFile = ToAst(path, text).transform(tree)
     except VisitError as error:
@@ -80,7 +76,23 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
         source = lines[at_line - 1] if 0 < at_line <= len(lines) else ""
         problem = Problem(f"cannot read this statement: {error.orig_exc}", path, at_line, at_column, source)
         raise PolicySyntaxError([problem]) from None
-    return result.model_copy(update={"comments": tuple(comments)})
+    return result.model_copy(update={"comments": comments})
+
+
+def _comments(text: str) -> tuple[ast.Comment, ...]:
+    """Every ``#`` comment outside a quoted string, whole-line or after code, with its line."""
+    comments = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        quoted = escaped = False
+        for index, char in enumerate(line):
+            if quoted:
+                escaped, quoted = char == "\\" and not escaped, quoted and (escaped or char != '"')
+            elif char == '"':
+                quoted = True
+            elif char == "#":
+                comments.append(ast.Comment(line=number, text=line[index:].rstrip()))
+                break
+    return tuple(comments)
 
 
 def _parse_collecting(text: str, path: str, problems: list[Problem]) -> Tree[Token] | None:
@@ -126,19 +138,102 @@ def _problem(error: UnexpectedInput, path: str, lines: list[str]) -> Problem:
         expected, found, got = set(error.expected), None, "the end of the file"
         line, column = len(lines) or 1, len(lines[-1]) + 1 if lines else 1
         source_line = lines[-1] if lines else ""
-    words = sorted({_word(name) for name in expected if not name.startswith("__")})
+    words, value_help = _expected_words({name for name in expected if name in _keywords() or name[:2] != "__"})
     message = f"unexpected {got}; expected {_join(words)}" if words else f"unexpected {got}"
-    return Problem(message, path, line, column, source_line, _suggest(found, expected))
+    help = _suggest(found, expected)
+    if not help and found is not None and found.type == "NUMBER" and "NUMBER" not in expected:
+        help = "a number is not allowed here; numbers follow a comparison, as in `amount is more than 500`"
+    return Problem(message, path, line, column, source_line, help or value_help)
+
+
+# Keywords that only start a longer phrase, shown whole so the message reads as the language does.
+_PHRASES = {
+    "at": '"at least" / "at most"',
+    "more": '"more than"',
+    "greater": '"greater than"',
+    "less": '"less than"',
+    "one": '"one of"',
+    "starts": '"starts with"',
+    "ends": '"ends with"',
+    "has": '"has role"',
+    "does": '"does not" (contain, start with, end with, match, have role)',
+    "length": '"length of"',
+    "sum": '"sum of"',
+    "count": '"count of calls to"',
+    "accelerator": '"accelerator spend of"',
+}
+_VALUE = "a value ({}an argument like amount, a lookup like order(order_id).status, or a computed value)"
+_VALUE_HELP = (
+    "a value is an argument (`amount`, `customer.tier`), a lookup (`order(order_id).status`), `length of items`, "
+    "`sum of amount over refunds.issue in the last 1 day per user`, `count of calls to crm.* in the last 1 hour "
+    'per user`, `accelerator spend of user today` or a detector score (`"pii" score of arguments`)'
+)
+_COMPARISON = 'a comparison ("is", "is not", "is more than", "is at most", "is one of", "contains", "<=", ...)'
+_COMPARISON_HELP = (
+    "comparisons: is, is not, =, !=, is more than, >, is at least, >=, is less than, <, is at most, <=, "
+    "is between .. and .., is one of, contains, starts with, ends with, matches, is missing, is present, has role "
+    "(and their `does not` forms)"
+)
+_LITERAL = 'a literal (a number like 500, a quoted string like "text", true, false or null)'
+
+
+@functools.lru_cache(maxsize=1)
+def _starts() -> dict[str, frozenset[str]]:
+    """For each grammar rule, the terminals a phrase of it can start with (its FIRST set)."""
+    rules = _lark().rules
+    first: dict[str, set[str]] = {str(rule.origin.name): set() for rule in rules}
+    empty: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            name = str(rule.origin.name)
+            before = (len(first[name]), name in empty)
+            for symbol in rule.expansion:
+                if symbol.is_term:
+                    first[name].add(symbol.name)
+                    break
+                first[name] |= first[symbol.name]
+                if symbol.name not in empty:
+                    break
+            else:
+                empty.add(name)
+            changed = changed or before != (len(first[name]), name in empty)
+    return {name: frozenset(terminals) for name, terminals in first.items()}
+
+
+def _expected_words(expected: set[str]) -> tuple[list[str], str]:
+    """The expected terminals in words. Where a whole comparison, value or literal may start, it is named once
+    (with a help line listing its forms) instead of as the tokens it can start with, so the words follow the
+    grammar as it grows."""
+    starts = _starts()
+    value = _VALUE.format("a number like 500, " if "NUMBER" in starts["value"] else "")
+    words: list[str] = []
+    helps: list[str] = []
+    rest = set(expected)
+    for rule, phrase, help in (
+        ("predicate", _COMPARISON, _COMPARISON_HELP),
+        ("value", value, _VALUE_HELP),
+        ("literal", _LITERAL, ""),
+    ):
+        if starts[rule] <= expected:
+            rest -= starts[rule]
+            words.append(phrase)
+            helps.append(help)
+    keywords = sorted({_word(name) for name in rest})
+    return keywords + words, next((help for help in helps if help), "")
 
 
 def _word(terminal: str) -> str:
     keyword = _keywords().get(terminal)
-    return f'"{keyword}"' if keyword is not None else _WORDS.get(terminal, terminal.lower())
+    if keyword is not None:
+        return _PHRASES.get(keyword, f'"{keyword}"')
+    return _WORDS.get(terminal, terminal.lower())
 
 
 def _join(words: list[str]) -> str:
-    if len(words) > 12:
-        words = [*words[:12], "..."]
+    if len(words) > 16:
+        words = [*words[:16], "..."]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 

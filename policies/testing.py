@@ -20,6 +20,7 @@ from agentcore.policies.context import InMemoryContext, Scope
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.errors import PolicyRequestError
 from agentcore.policies.model import AgentInfo, Decision, Effect, Principal, Request, RequestContext
+from agentcore.policies.values import equality_key
 
 TEST_SUFFIX = ".tests.toml"
 DEFAULT_TIME = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)  # a Monday, noon UTC
@@ -44,6 +45,18 @@ class PastSpend(_Strict):
     minutes_ago: float = 1.0
 
 
+class Fact(_Strict):
+    """What resolver ``entity`` returns for ``key``: any TOML value, compared structurally with the lookup's key.
+
+    A table is an object key (key order is irrelevant), an array is several keys (``flight(number, date)``) or a
+    list key, so lookups that the ``entities`` tables (text keys only) cannot name can still be stubbed.
+    """
+
+    entity: str
+    key: Any
+    value: dict[str, Any]
+
+
 class Case(_Strict):
     """One request and the effect it must get; ``reason`` (optional) must appear in a determining rule id."""
 
@@ -62,6 +75,7 @@ class Case(_Strict):
     tenant: str | None = "test-tenant"
     history: list[PastCall] = Field(default_factory=list)
     spend: list[PastSpend] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
 
     def request(self, action: str | None = None, args: dict[str, Any] | None = None, **context: Any) -> Request:
         return Request(
@@ -76,9 +90,11 @@ class Case(_Strict):
 
 
 class TestFile(_Strict):
-    """``entities.<resolver>.<key>`` = attributes; ``detectors.<name>`` = the score every text gets."""
+    """``entities.<resolver>.<key>`` = attributes, ``[[facts]]`` for other keys (a case's own ``facts`` win);
+    ``detectors.<name>`` = the score every text gets."""
 
     entities: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
+    facts: list[Fact] = Field(default_factory=list)
     detectors: dict[str, float] = Field(default_factory=dict)
     case: list[Case] = Field(default_factory=list)
 
@@ -104,10 +120,13 @@ def load_tests(path: Path) -> TestFile:
 
 
 def context_for(tests: TestFile, case: Case) -> InMemoryContext:
-    """An in-memory world holding the file's entities and detectors and the case's history and spend."""
+    """An in-memory world holding the file's entities, facts and detectors and the case's facts, history, spend."""
     context = InMemoryContext()
-    for entity, records in tests.entities.items():
-        context.add_resolver(entity, _lookup(records))
+    facts: dict[str, dict[Any, dict[str, Any]]] = {}
+    for fact in (*tests.facts, *case.facts):
+        facts.setdefault(fact.entity, {})[equality_key(fact.key)] = fact.value
+    for entity in {*tests.entities, *facts}:
+        context.add_resolver(entity, _lookup(tests.entities.get(entity, {}), facts.get(entity, {})))
     for name, score in tests.detectors.items():
         context.add_detector(name, _constant(score))
     for call in case.history:
@@ -119,8 +138,21 @@ def context_for(tests: TestFile, case: Case) -> InMemoryContext:
     return context
 
 
-def _lookup(records: dict[str, dict[str, Any]]) -> Callable[[Any], dict[str, Any] | None]:
-    return lambda key: records.get(str(key))
+def _lookup(
+    records: dict[str, dict[str, Any]], facts: dict[Any, dict[str, Any]]
+) -> Callable[..., dict[str, Any] | None]:
+    """Facts by structural key, else records by text key; several keys (``flight(number, date)``) arrive as one
+    argument each or as one tuple, and find ``entities`` records under their texts joined by ``|``."""
+
+    def lookup(*keys: Any) -> dict[str, Any] | None:
+        if len(keys) == 1 and isinstance(keys[0], tuple):
+            keys = keys[0]
+        found = facts.get(equality_key(keys[0] if len(keys) == 1 else keys))
+        if found is None and not any(isinstance(key, (dict, list, tuple)) for key in keys):
+            found = records.get("|".join(str(key) for key in keys))
+        return found
+
+    return lookup
 
 
 def _constant(score: float) -> Callable[[str], float]:

@@ -68,13 +68,14 @@ class ToAst(Transformer[Token, Any]):
         return ast.PolicyFile(
             path=self._path,
             default=defaults[0][1] if defaults else None,
+            default_span=self._span(defaults[0][2]) if defaults else None,
             rules=tuple(rules),
             span=self._span(meta),
             **header,
         )
 
     def header(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
-        fields: dict[str, Any] = {"name": _string(items[0])}
+        fields: dict[str, Any] = {"name": _string(items[0]), "header_span": self._span(meta)}
         for key, value in items[1:]:
             fields[key] = value
         return fields

@@ -11,6 +11,7 @@ import math
 import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,6 +57,23 @@ def number(value: Any, what: str) -> float | int:
     if isinstance(value, float) and not math.isfinite(value):
         raise Unevaluable(f"{what} is {value}, not a finite number")
     return value
+
+
+def equality_key(value: Any) -> Any:
+    """The language's equality as a hashable key: structural for objects (key order is irrelevant) and lists,
+    numbers by value (``1`` equals ``1.0``) but never equal to booleans, strings or null, at any depth.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float, Decimal)):
+        if value != value:
+            raise Unevaluable("a value is NaN, which equals nothing")
+        return ("number", value)
+    if isinstance(value, dict):
+        return ("object", frozenset((key, equality_key(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(map(equality_key, value)))
+    return ("other", repr(value))
 
 
 def _show(value: Any) -> str:

@@ -13,11 +13,12 @@ import typer
 
 from agentcore.cli.output import fail
 from agentcore.policies import PolicyEngine, PolicyError, Request
+from agentcore.policies.cedar import CedarExportError
 from agentcore.policies.cedar import export as export_cedar
 from agentcore.policies.checker import check as check_bundle
 from agentcore.policies.engine import parse_sources, policy_files
 from agentcore.policies.errors import PolicyRequestError
-from agentcore.policies.formatter import format_file
+from agentcore.policies.formatter import DEFAULT_WIDTH, format_file
 from agentcore.policies.parser import parse
 from agentcore.policies.schemas import load_tools
 from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
@@ -88,8 +89,11 @@ def explain(
 def fmt(
     paths: list[Path] = PATHS,
     check_only: bool = typer.Option(False, "--check", help="Exit 1 if a file is not formatted; change nothing."),
+    width: int = typer.Option(
+        DEFAULT_WIDTH, "--width", min=20, metavar="N", help="Wrap statements longer than N columns."
+    ),
 ) -> None:
-    """Rewrite policy files in canonical form (idempotent; the meaning never changes)."""
+    """Rewrite policy files in canonical form, keeping blank lines and comments (idempotent; meaning never changes)."""
     try:
         sources = _sources(paths)
         parse_sources(sources)
@@ -97,7 +101,7 @@ def fmt(
         fail(error, 2)
     changed = []
     for path, text in sources.items():
-        formatted = format_file(parse(text, path))
+        formatted = format_file(parse(text, path), width)
         if formatted != text:
             changed.append(path)
             if not check_only:
@@ -142,9 +146,14 @@ def export(
     cedar: bool = typer.Option(False, "--cedar", help="Export to Cedar (the only format so far)."),
     tools: Path | None = typer.Option(None, "--tools", help="Tool schemas, to expand glob patterns like crm.*."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the Cedar policies here (default stdout)."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 if any rule is not translatable."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 if any rule is left out, even an allow rule."),
 ) -> None:
-    """Export the stateless rules as Cedar; stateful, guardrail and obligation rules are listed as not translatable."""
+    """Export the bundle as Cedar, never more permissive than the bundle.
+
+    Allow and monitor rules Cedar cannot express are left out (Cedar then allows less) and listed. A deny,
+    approval, limit, redact or suppress rule it cannot express makes the export refuse: exit 1, nothing written,
+    each such rule listed with its file and line.
+    """
     if not cedar:
         fail("choose a format: --cedar", 2)
     try:
@@ -153,11 +162,19 @@ def export(
     except (PolicyError, PolicyRequestError, OSError) as error:
         fail(error, 2)
     exported = export_cedar(engine.files, names)
+    try:
+        text = exported.text
+    except CedarExportError as error:
+        count = len(error.problems)
+        fail(
+            f"{error}\n{count} {'rule' if count == 1 else 'rules'} cannot be exported to Cedar; nothing was written", 1
+        )
     if output is None:
-        typer.echo(exported.text, nl=False)
+        typer.echo(text, nl=False)
     else:
-        output.write_text(exported.text, encoding="utf-8")
+        output.write_text(text, encoding="utf-8")
     for skipped in exported.skipped:
-        typer.echo(f"{skipped.file}:{skipped.line}: not translatable [{skipped.rule_id}]: {skipped.why}", err=True)
+        where = f"{skipped.file}:{skipped.line}: left out [{skipped.rule_id}]"
+        typer.echo(f"{where} (so Cedar allows less): {skipped.why}", err=True)
     if strict and exported.skipped:
         raise typer.Exit(1)

@@ -1,4 +1,5 @@
-"""Cedar export: a differential test against cedarpy (the Rust Cedar engine) on >= 10,000 random requests."""
+"""Cedar export: a differential test against cedarpy (the Rust Cedar engine) on >= 10,000 random requests, and
+the export never being more permissive than the bundle (refusing rather than leaving a deny rule out)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentcore import Effect, PolicyEngine, Request
-from agentcore.policies import AgentInfo, Principal, RequestContext
-from agentcore.policies.cedar import cedar_request, export
+from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext
+from agentcore.policies.cedar import CedarExportError, cedar_request, export
 
 TOOLS = ["refunds.issue", "refunds.void", "crm.lookup", "crm.export", "email.send", "files.delete", "search"]
 BUNDLES = {
@@ -41,12 +42,31 @@ BUNDLES = {
         require approval for crm.export unless user does not have role "intern" or amount is at most 0.
         deny refunds.void when customer.status = "flagged" and customer.status != "flagged".
         """,
+    "decimals-and-sets": """
+        default allow.
+        deny refunds.issue when amount is more than 250.75 or amount is between 0.5 and 0.75.
+        deny refunds.issue when labels contains "vip" and user.level is at most 2.5.
+        deny crm.lookup unless labels does not contain "blocked" or user has role "admin".
+        deny crm.export when scores contains 5 or scores contains 7.4999.
+        require approval for refunds.void when amount is one of 1, 2.5, 10.
+        deny email.send when context.resource is "prod" and customer.limits.daily is at least 99.5.
+        deny search when labels is "x" or labels is not "x" and amount is less than 0.
+        deny files.delete when customer.limits.daily is at most amount.
+        """,
+    "decimal-permits": """
+        allow refunds.issue when amount is at most 99.99 and labels does not contain "vip".
+        allow crm.* when scores contains 5.0 or user.level is more than 2.
+        allow search unless labels contains "blocked" and labels contains "x".
+        deny crm.export when amount is between 0.5 and 2.5.
+        allow email.send for users with role "support" when context.resource is one of "prod", "dev".
+        allow files.delete when customer.limits.daily is less than amount.
+        """,
 }
 
 USERS = {
-    "alice": (["support"], {"dept": "finance"}),
-    "bob": (["support", "crm-reader", "manager"], {"dept": "sales"}),
-    "carol": (["admin", "intern"], {}),
+    "alice": (["support"], {"dept": "finance", "level": 2.5}),
+    "bob": (["support", "crm-reader", "manager"], {"dept": "sales", "level": 3}),
+    "carol": (["admin", "intern"], {"level": 1.0}),
     "mallory": (["crm-reader"], {"dept": "finance"}),
     "dave": ([], {"dept": 7}),
 }
@@ -59,9 +79,13 @@ PRINCIPALS = [
 ENTITIES = cedarpy.Entities.from_json_str(json.dumps([cedar_request(request)[1] for request in PRINCIPALS]))
 
 OPTIONAL_ARGS = {
-    "amount": [*range(-20, 700, 7), 0, 1, 2, 3, 100, 200, 500, 501, -5, 5, 10],
+    "amount": [*range(-20, 700, 7), 0, 1, 2, 3, 100, 200, 500, 501, -5, 5, 10,
+               0.5, 0.75, 0.7501, 2.5, 10.0, 99.99, 99.5, 250.75, 250.7501, -0.25, 1.0],
     "customer": [{}, {"status": "flagged"}, {"status": "ok"}, {"status": "Flagged", "tier": "gold"},
-                 {"tier": "blocked"}, {"tier": "x", "status": "flagged"}, {"tier": "fraud"}],
+                 {"tier": "blocked"}, {"tier": "x", "status": "flagged"}, {"tier": "fraud"},
+                 {"limits": {"daily": 99.5}}, {"limits": {"daily": 100}}, {"limits": {}}, {"limits": {"daily": 0.5}}],
+    "labels": [["vip"], ["vip-new"], "vip-new", "blocked", ["blocked", "x"], [], "x", ["x"], "blocked x", "VIP"],
+    "scores": [[5.0], [7.4999, 1], [], [5], [7.5], [2, 5.00]],
     "recipient": ["a@example.com", "a+b@example.com", "x@evil.com", "@example.com", "example.com"],
     "subject": ["[ticket] 1", "hello", "[ticket]"],
     "priority": ["high", "low"],
@@ -80,6 +104,7 @@ def random_request(rng: random.Random) -> Request:
         agent=AgentInfo(id=rng.choice(["crm-bot", "other"])),
         action=rng.choice(TOOLS),
         args=arguments,
+        resource=rng.choice([None, "prod", "dev"]),
         context=RequestContext(session_id="s", tenant=rng.choice(["acme", "suspended"])),
     )
 
@@ -89,20 +114,84 @@ def test_bundles_export_completely() -> None:
         assert exported.skipped == ()
 
 
-def test_stateful_rules_are_reported_not_translatable() -> None:
-    engine = PolicyEngine.from_text('limit a to 3 calls per hour per user.\ndeny b when x matches "y".\nallow c.')
+def test_rules_cedar_cannot_express_are_refused_unless_leaving_them_out_allows_less() -> None:
+    engine = PolicyEngine.from_text(
+        'limit a to 3 calls per hour per user.\ndeny b when x matches "y".\nallow c.\n'
+        "require approval for d when order(id).total is more than 5.\nredact email addresses in results of e.\n"
+        "suppress output of f.\ndeny g when length of items is more than 2.\ndeny h when a is b.\n"
+        'deny i when amount is more than 0.00001.\ndeny j when amount is more than "5".\n'
+        'allow k when x matches "y".\nmonitor deny l when x matches "y".\ndeny m during 09:00-17:00.\n',
+        "t.policy",
+    )
     exported = export(engine.files)
-    assert [s.rule_id for s in exported.skipped] == ["<policy>#1", "<policy>#2"]
-    assert "regular expressions" in exported.skipped[1].why and len(exported.policies) == 1
+    refused = {s.line: s.why for s in exported.refused}
+    assert sorted(refused) == [1, 2, 4, 5, 6, 7, 8, 9, 10, 13]
+    assert "4 decimal places" in refused[9] and "non-number" in refused[10] and "unordered" in refused[8]
+    assert [(s.line, s.safe) for s in exported.skipped if s.safe] == [(11, True), (12, True)]
+    with pytest.raises(CedarExportError) as caught:
+        exported.text  # noqa: B018
+    assert [(p.file, p.line, p.column) for p in caught.value.problems] == [("t.policy", n, 1) for n in sorted(refused)]
+    assert "cannot export rule `t.policy#2` to Cedar: Cedar has no regular expressions" in str(caught.value)
+    safe = export(PolicyEngine.from_text('allow c.\nallow k when x matches "y".\nmonitor deny l.').files)
+    assert [s.line for s in safe.skipped] == [2, 3] and safe.text.count("permit(") == 1
+
+
+UNTRANSLATABLE_ALLOWS = """
+allow refunds.issue when order(order_id).status is "ok".
+allow refunds.issue, crm.lookup when amount is at most 300.
+allow crm.lookup when query matches "^a".
+allow search when length of query is less than 2.
+allow search when limit plus amount is less than 100.
+deny refunds.issue when labels contains "vip".
+"""
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_leaving_allow_rules_out_only_ever_allows_less(seed: int) -> None:
+    engine = PolicyEngine.from_text(UNTRANSLATABLE_ALLOWS, "allows.policy")
+    exported = export(engine.files, TOOLS)
+    assert len(exported.skipped) == 4 and not exported.refused
+    rng = random.Random(seed)
+    batch = [random_request(rng) for _ in range(400)]
+    for request in batch[::3]:
+        request.args.setdefault("order_id", "o1")
+    context = InMemoryContext(resolvers={"order": lambda key: {"status": "ok"}})
+    ours = engine.decide_many(batch, context)
+    policies = cedarpy.PolicySet.from_str(exported.text)
+    cedar = cedarpy.is_authorized_batch([cedar_request(r)[0] for r in batch], policies, ENTITIES)
+    allowed = [(d.effect is Effect.ALLOW, c.allowed) for d, c in zip(ours, cedar, strict=True)]
+    assert all(mine for mine, theirs in allowed if theirs)  # Cedar allows a subset of what the bundle allows
+    assert any(mine and not theirs for mine, theirs in allowed)  # and strictly less: the left-out rules mattered
+
+
+def test_request_mapping_writes_numbers_as_decimals_at_every_depth() -> None:
+    request = Request(
+        principal=Principal(id="u", attributes={"level": 2}),
+        action="a",
+        args={"n": 1, "x": [0.5, {"y": -3}], "ok": True},
+        resource="prod",
+    )
+    cedar, entity = cedar_request(request)
+    context = cedar["context"]
+    assert isinstance(context, dict) and context["resource"] == "prod"
+    assert context["args"] == {
+        "n": {"__extn": {"fn": "decimal", "arg": "1.0"}},
+        "x": [{"__extn": {"fn": "decimal", "arg": "0.5"}}, {"y": {"__extn": {"fn": "decimal", "arg": "-3.0"}}}],
+        "ok": True,
+    }
+    assert entity["attrs"] == {"roles": [], "claims": {"level": {"__extn": {"fn": "decimal", "arg": "2.0"}}}}
+    with pytest.raises(ValueError, match="4 decimal places"):
+        cedar_request(request.model_copy(update={"args": {"n": 0.123456}}))
 
 
 @pytest.mark.parametrize("bundle", sorted(BUNDLES))
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**32))
 def test_decisions_equal_cedarpy(bundle: str, seed: int) -> None:
-    """3 bundles x 10 examples x 400 requests = 12,000 requests, decided by both engines."""
+    """5 bundles x 10 examples x 240 requests = 12,000 requests, decided by both engines."""
     rng = random.Random(seed)
-    batch = [random_request(rng) for _ in range(400)]
+    batch = [random_request(rng) for _ in range(240)]
     ours = ENGINES[bundle].decide_many(batch)
     cedar = cedarpy.is_authorized_batch([cedar_request(r)[0] for r in batch], POLICY_SETS[bundle], ENTITIES)
     for request, decision, result in zip(batch, ours, cedar, strict=True):

@@ -80,6 +80,16 @@ def test_fmt_check_and_write(tmp_path: Path) -> None:
     assert run("fmt", str(tmp_path))[0] == 0
     assert path.read_text() == "deny x when a is more than 1.\n"
     assert run("fmt", str(tmp_path), "--check")[0] == 0
+    assert run("fmt", str(tmp_path), "--check", "--width", "24")[0] == 1
+    assert run("fmt", str(tmp_path), "--width", "24")[0] == 0
+    assert path.read_text() == "deny x\n    when a is more than 1.\n"
+    assert run("fmt", str(tmp_path), "--width", "5")[0] == 2  # below the minimum width
+
+
+def test_shipped_bundles_pass_fmt_check() -> None:
+    root = Path(__file__).resolve().parents[2]
+    paths = [root / "agentcore" / "demo" / "policies", root / "examples", root / "tests" / "policies" / "data"]
+    assert run("fmt", "--check", *map(str, paths)) == (0, "")
 
 
 def test_policy_tests_and_junit(tmp_path: Path) -> None:
@@ -98,9 +108,23 @@ def test_policy_tests_and_junit(tmp_path: Path) -> None:
 
 
 def test_export_cedar(tmp_path: Path) -> None:
-    policy = write(tmp_path, "allow a when n is at most 3.\nlimit a to 1 call per hour per user.\ndeny b.")
+    policy = write(
+        tmp_path, 'allow a when n is at most 3.5.\nallow a when s matches "x".\ndeny b when tags contains "x".'
+    )
     out = tmp_path / "out.cedar"
-    result = RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "-o", str(out), "--strict"])
-    assert result.exit_code == 1 and "not translatable" in result.output
+    result = RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "-o", str(out)])
+    assert result.exit_code == 0 and "p.policy:2: left out [p.policy#2] (so Cedar allows less)" in result.output
     assert 'permit(principal, action == Action::"a", resource)' in out.read_text()
+    assert 'lessThanOrEqual(decimal("3.5"))' in out.read_text() and out.read_text().count("forbid(") == 2
+    assert RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "--strict"]).exit_code == 1
     assert run("export", str(policy))[0] == 2
+
+
+def test_export_cedar_refuses_rather_than_fail_open(tmp_path: Path) -> None:
+    """A deny rule Cedar cannot express used to be dropped with exit 0, leaving a Cedar set that allowed it."""
+    policy = write(tmp_path, 'allow a.\ndeny a when s matches "x".\nlimit a to 1 call per hour per user.')
+    out = tmp_path / "out.cedar"
+    result = RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "-o", str(out)])
+    assert result.exit_code == 1 and not out.exists()
+    assert f"{policy}:2:1: cannot export rule `p.policy#2` to Cedar: Cedar has no regular expressions" in result.output
+    assert f"{policy}:3:1: cannot export rule `p.policy#3`" in result.output and "nothing was written" in result.output

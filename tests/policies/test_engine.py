@@ -261,3 +261,45 @@ monitor deny refunds.issue.
     assert PolicyEngine.from_text('policy "open"\ndefault allow.\ndeny x.y.\n').could_allow(
         Principal(id="anyone"), bot, "other.tool"
     )
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ({"id": "H1", "date": "d"}, {"date": "d", "id": "H1"}),
+        ({"a": {"x": 1, "y": [1, {"p": 2, "q": 3}]}, "b": 2}, {"b": 2.0, "a": {"y": [1.0, {"q": 3, "p": 2}], "x": 1}}),
+        ([1, 2], [1.0, 2.0]),
+    ],
+)
+def test_equality_and_membership_are_structural(left: object, right: object) -> None:
+    """Reordering an object's keys (at any depth) or writing 1 as 1.0 must not evade a deny."""
+    engine = PolicyEngine.from_text("deny a when x is y.\ndeny b when xs contains y.\nallow any tool.")
+    assert engine.decide(req("a", {"x": left, "y": right})).effect is Effect.DENY
+    assert engine.decide(req("b", {"xs": ["other", left], "y": right})).effect is Effect.DENY
+    assert engine.decide(req("a", {"x": left, "y": {"other": right}})).effect is Effect.ALLOW
+
+
+def test_equality_keeps_types_apart() -> None:
+    engine = PolicyEngine.from_text("deny a when x is y.\nallow a.")
+    for left, right in [({"n": 1}, {"n": True}), ({"n": 1}, {"n": "1"}), ([None], [0]), ([1, 2], [2, 1])]:
+        assert engine.decide(req("a", {"x": left, "y": right})).effect is Effect.ALLOW, (left, right)
+
+
+def test_decide_and_explain_agree_on_every_matching_deny() -> None:
+    engine = PolicyEngine.from_text(
+        "deny a when n is more than 1.\ndeny a when n is more than 2.\nlimit a to 5 calls per hour per user.\n"
+        "deny a when n is more than 3.\nallow a.\nallow a when n is 0.\nrequire approval for b when n is 1.\n"
+        "require approval for b when n is at least 1.\nallow b.\n",
+        "t.policy",
+    )
+    context = InMemoryContext()
+    cases = [("a", 0, []), ("a", 2, [1]), ("a", 5, [1, 2, 4]), ("a", None, [1, 2, 4]), ("b", 1, [7, 8])]
+    for action, n, lines in cases:
+        request = req(action, {} if n is None else {"n": n})
+        decision = engine.decide(request, context)
+        assert engine.explain(request, context)[0] == decision
+        if lines:
+            assert [r.line for r in decision.reasons] == lines
+    assert [r.line for r in engine.decide(req("a", {"n": 0}), context).reasons] == [5]  # the first allow suffices
+    assert engine.decide(req("a", {"n": 0}), context).obligations.rate_limits
+    assert not engine.decide(req("a", {"n": 5}), context).obligations.rate_limits  # a deny never reserves

@@ -141,6 +141,12 @@ def test_logic_precedence_and_temporal() -> None:
         ("limit a to 3 calls per hour per usr.", "t.policy:1:33:", "a scope", "did you mean `user`?"),
         ("deny x when a is 1", "t.policy:1:18:", '"."', "end every rule with a full stop"),
         ('deny x when a is "open.', "t.policy:1:18:", "a quoted string", ""),
+        ("deny x when a is more than .", "t.policy:1:28:", "a number like 500", "a value is an argument"),
+        ("deny x when a is one of .", "t.policy:1:25:", "expected a literal (a number like 500, a quoted", ""),
+        ("deny x when a is .", "t.policy:1:18:", '"at least" / "at most", "between", "greater than"', "`length of"),
+        ("deny x when a 5.", "t.policy:1:15:", 'expected "(", "host", "plus" or a comparison ("is"', "follow a"),
+        ("deny x when a.", "t.policy:1:14:", "a comparison", "comparisons: is, is not, =, !=, is more than"),
+        ("deny x when .", "t.policy:1:13:", '"after", "during", "not", "outside" or a value (', "a lookup"),
     ],
 )
 def test_syntax_errors_are_located_and_helpful(text: str, where: str, expected: str, help: str) -> None:
@@ -149,6 +155,31 @@ def test_syntax_errors_are_located_and_helpful(text: str, where: str, expected: 
     message = str(caught.value)
     assert message.startswith(where) and expected in message and help in message
     assert text.splitlines()[0] in message and "^" in message
+    assert "__anon" not in message and "or ..." not in message
+
+
+def test_an_operand_error_never_offers_only_a_quoted_string() -> None:
+    """`a plus 2` used to list `a quoted string` (a detector name) as what may follow and never mention numbers.
+
+    Written to hold with or without arithmetic in the grammar: where `a plus 2` parses there is nothing to report.
+    """
+    for text in ("deny x when a plus 2 is more than 1.", "deny x when a plus ."):
+        try:
+            parse(text, "t.policy")
+        except PolicySyntaxError as error:
+            message, _, help = str(error).partition("help:")
+            assert "a quoted string" not in message and "expected a value (" in message
+            assert "2" not in text or "number" in message + help  # "a number like 500", or where numbers go
+
+
+def test_every_named_terminal_is_described_in_words() -> None:
+    """A new token kind in the grammar needs its words in the parser's table, or errors would show its name."""
+    from lark.lexer import PatternStr
+
+    from agentcore.policies.parser import _WORDS, _lark
+
+    named = {t.name for t in _lark().terminals if not isinstance(t.pattern, PatternStr)} - {"WS", "COMMENT"}
+    assert named - set(_WORDS) == set()
 
 
 def test_all_errors_of_a_file_are_reported() -> None:

@@ -6,12 +6,13 @@ import math
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+import cedarpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcore import Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
 from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext
-from agentcore.policies.cedar import export
+from agentcore.policies.cedar import CedarExportError, export
 from agentcore.policies.checker import check
 from agentcore.policies.formatter import format_file
 
@@ -62,7 +63,11 @@ def compiles_or_policy_error(text: str) -> None:
         assert error.problems and str(error)
         return
     check(engine.files)
-    export(engine.files)
+    exported = export(engine.files)
+    try:
+        cedarpy.PolicySet.from_str(exported.text)  # what exports is valid Cedar
+    except CedarExportError as error:
+        assert exported.refused and len(error.problems) == len(exported.refused)
     format_file(engine.files[0])
 
 
