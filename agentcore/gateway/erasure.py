@@ -1,7 +1,8 @@
 """Erase one data subject from a gateway database without touching the audit chain.
 
 The subject's audit keys are deleted (their sealed records can no longer be read, and still verify), and so are
-their rows of call history and their approval requests; approvals they decided lose the approver's name.
+their rows of call history, their rate-limit reservations (whose bucket names them) and their approval
+requests; approvals they decided lose the approver's name.
 SQLite deletes with ``secure_delete`` (freed bytes are zeroed) and the WAL is then checkpointed and truncated, so
 no copy of a deleted page stays behind in ``-wal``; PostgreSQL vacuums the tables so dead row versions go.
 """
@@ -17,10 +18,10 @@ from sqlalchemy import text
 from agentcore.gateway.approvals import ApprovalRow
 from agentcore.gateway.db import Database
 from agentcore.gateway.sealing import Sealer
-from agentcore.gateway.state import CallRow
+from agentcore.gateway.state import CallRow, ReservationRow
 
 log = logging.getLogger(__name__)
-_TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_approvals")
+_TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_reservations", "gateway_approvals")
 
 
 class ForgetReport(BaseModel):
@@ -36,11 +37,14 @@ def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> 
     if not isinstance(subject, str) or not subject:
         raise ValueError("forget needs a non-empty subject id")
     sealer = sealer or Sealer(db)
-    db.create([CallRow, ApprovalRow])
+    db.create([CallRow, ReservationRow, ApprovalRow])
     with db.write("gateway_audit") as cur:
         keys = sealer.forget(subject, cur)
         cur.execute(db.sql('DELETE FROM gateway_calls WHERE "user" = ?'), (subject,))
         calls = int(cur.rowcount)
+        cur.execute("SELECT DISTINCT bucket FROM gateway_reservations")
+        named = [(b,) for (b,) in cur.fetchall() if f"|user|{subject}|" in b]  # rule|scope|key|window|limit
+        cur.executemany(db.sql("DELETE FROM gateway_reservations WHERE bucket = ?"), named)
         cur.execute("SELECT id, principal, decided_by FROM gateway_approvals")
         rows = cur.fetchall()
         requested = [(r[0],) for r in rows if json.loads(r[1]).get("id") == subject]
