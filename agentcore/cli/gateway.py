@@ -69,23 +69,15 @@ def audit_verify(
     database: str | None = DATABASE,
     key_file: Path | None = KEY_FILE,
     anchors: Path | None = ANCHORS,
-    anchor_public_key: Path | None = typer.Option(
-        None, "--anchor-public-key", help="PEM Ed25519 public key that signed the anchors (instead of the chain key)."
-    ),
 ) -> None:
     """Check the chain in one snapshot; exit 0 when intact, 1 naming the first bad record or the deletion an anchor
     reveals, 2 when a key or anchor file is missing or unreadable."""
-    from agentcore.gateway.anchors import load_public_key, open_sink
-    from agentcore.gateway.audit_keys import signer_id
+    from agentcore.gateway.anchors import open_sink
 
     log = _audit_log(database, key_file)
+    sink = open_sink(anchors)
     try:
-        sink = open_sink(anchors)
-        trusted = {}
-        if anchor_public_key is not None:
-            public = load_public_key(anchor_public_key)
-            trusted[signer_id(public)] = public
-        result = log.verify(sink, trusted)
+        result = log.verify(sink)
     except AgentCoreError as error:
         fail(error, 2)
     if not result.ok:

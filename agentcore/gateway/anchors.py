@@ -174,22 +174,3 @@ def trusted_checkpoints(sink: AnchorSink, trusted: dict[str, Ed25519PublicKey]) 
             return [], f"anchor {number} (record {checkpoint.seq}) is not signed by a trusted key"
         checkpoints.append(checkpoint)
     return checkpoints, None
-
-
-def load_public_key(path: str | Path) -> Ed25519PublicKey:
-    """An Ed25519 public key from a PEM file, for verifiers who hold no chain key."""
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key
-
-    try:
-        key = load_pem_public_key(Path(path).read_bytes())
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"cannot read an Ed25519 public key from {path}: {error}") from error
-    if not isinstance(key, Ed25519PublicKey):
-        raise ConfigError(f"{path} holds a {type(key).__name__}, not an Ed25519 public key")
-    return key
-
-
-def dumps_public_key(key: Ed25519PublicKey) -> str:
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    return key.public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo).decode()

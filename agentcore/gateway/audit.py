@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel
 from sqlmodel import Field, SQLModel
 
@@ -212,8 +211,7 @@ class AuditLog:
         values = dict(zip(_EVENT_FIELDS, _event_fields_of(event), strict=True))
         values["detail"] = canonical.dumps(event.detail)
         if self._seal:
-            values["detail"] = self.sealer.seal(event.principal, event.principal, event.agent, event.session,
-                                                values["detail"])  # fmt: skip
+            values["detail"] = self.sealer.seal(event.principal, event.agent, event.session, values["detail"])
             values["principal"], values["agent"], values["session"] = "", None, None
         values["ts"] = time.time()
         values["key_id"] = self._key.id if self._key is not None else None
@@ -289,21 +287,18 @@ class AuditLog:
             yield canonical.dumps(row)
 
     # ---- verification -----------------------------------------------------------------------------------------
-    def verify(
-        self, anchors: AnchorSink | None = None, trusted: dict[str, Ed25519PublicKey] | None = None
-    ) -> VerifyResult:
+    def verify(self, anchors: AnchorSink | None = None) -> VerifyResult:
         """Walk the chain in one snapshot; the first record whose seq, link, key or hash is wrong is reported.
 
-        With ``anchors``, every checkpoint must be signed by a trusted key (``trusted`` plus those derived from
-        ``keys``) and match the record it names; a checkpoint beyond the last record means records were deleted.
-        Raises ConfigError when the chain is keyed and the key is not at hand.
+        With ``anchors``, every checkpoint must be signed by a key derived from ``keys`` and match the record it
+        names; a checkpoint beyond the last record means records were deleted. Raises ConfigError when the chain
+        is keyed and the key is not at hand.
         """
         checkpoints: list[Checkpoint] = []
         if anchors is not None:
-            signers = {**(self.keys.public_keys() if self.keys else {}), **(trusted or {})}
-            if not signers:
-                raise ConfigError("checking anchors needs the chain key or the anchor public key")
-            checkpoints, forged = trusted_checkpoints(anchors, signers)
+            if self.keys is None:
+                raise ConfigError("checking anchors needs the chain key that signed them (--key-file)")
+            checkpoints, forged = trusted_checkpoints(anchors, self.keys.public_keys())
             if forged:
                 return VerifyResult(ok=False, records=0, problem=forged)
         with self.db.snapshot() as cur:

@@ -67,7 +67,8 @@ class ChainKeys:
 
     def public_keys(self) -> dict[str, Ed25519PublicKey]:
         """Anchor signer id (hex of the raw public key) -> public key, for every key held."""
-        return {signer_id(k.signing_key().public_key()): k.signing_key().public_key() for k in self._by_id.values()}
+        publics = [key.signing_key().public_key() for key in self._by_id.values()]
+        return {signer_id(public): public for public in publics}
 
     @classmethod
     def parse(cls, text: str, source: str) -> ChainKeys:

@@ -60,25 +60,27 @@ class Sealer:
         self._get = db.sql("SELECT key FROM gateway_audit_subjects WHERE id = ?")
         self._add = db.sql("INSERT INTO gateway_audit_subjects (id, subject, key, created) VALUES (?, ?, ?, ?)")
 
-    def seal(self, subject: str, principal: str, agent: str | None, session: str | None, detail: str) -> str:
-        found = self._by_subject.get(subject)
-        key_id, aead = found if found is not None else self._key_of(subject)
+    def seal(self, principal: str, agent: str | None, session: str | None, detail: str) -> str:
+        """The sealed ``detail`` column of a record whose subject is ``principal``."""
+        found = self._by_subject.get(principal)
+        key_id, aead = found if found is not None else self._key_of(principal)
         nonce = os.urandom(12)
         plaintext = (_IDS([principal, agent, session]) + detail).encode("utf-8")
         sealed = base64.b64encode(nonce + aead.encrypt(nonce, plaintext, key_id.encode())).decode()
         return f"{SEALED}{key_id}:{sealed}"
 
     def open(self, sealed: str) -> tuple[str, str | None, str | None, str] | None:
-        """(principal, agent, session, detail) of a sealed column; ``None`` once the subject was forgotten."""
+        """(principal, agent, session, detail) of a sealed column; ``None`` when it cannot be read: the subject was
+        forgotten, or the ciphertext was edited (which verify reports as a modified record)."""
         key_id, _, body = sealed[len(SEALED) :].partition(":")
         aead = self._by_id[key_id] if key_id in self._by_id else self._load(key_id)
         if aead is None:
             return None
-        raw = base64.b64decode(body)
         try:
+            raw = base64.b64decode(body, validate=True)
             text = aead.decrypt(raw[:12], raw[12:], key_id.encode()).decode("utf-8")
-        except InvalidTag:
-            return None  # a ciphertext edited in place: verify reports the record as modified
+        except (InvalidTag, ValueError):
+            return None
         (principal, agent, session), end = _decode_prefix(text)
         return principal, agent, session, text[end:]
 

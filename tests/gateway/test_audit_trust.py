@@ -305,3 +305,52 @@ def test_prune_without_anchors_still_vouches_with_the_key(tmp_path: Path) -> Non
         cur.execute("DELETE FROM gateway_audit_base")
     assert not log.verify().ok
     log.db.close()
+
+
+def test_gateway_takes_key_and_anchors_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentcore import Gateway
+
+    monkeypatch.setenv("AGENTCORE_AUDIT_KEY", KEY_TEXT)
+    monkeypatch.setenv("AGENTCORE_AUDIT_ANCHORS", str(tmp_path / "anchors.jsonl"))
+    gw = Gateway(None, database=str(tmp_path / "g.db"))
+    gw.tool(lambda: "ok", name="t.x")
+    with pytest.raises(Exception, match="denied"):
+        gw.call("t.x", {}, principal="alice")
+    gw.close()
+    log = AuditLog(Database(str(tmp_path / "g.db")), keys=ChainKeys.parse(KEY_TEXT, "test"))
+    result = log.verify(JsonlAnchorSink(tmp_path / "anchors.jsonl"))
+    assert result.ok and result.keyed and result.anchored_seq == 1
+    log.db.close()
+
+
+def test_an_edited_ciphertext_is_a_modified_record_and_unreadable(tmp_path: Path) -> None:
+    log = AuditLog(Database(str(tmp_path / "a.db")), keys=ChainKeys.parse(KEY_TEXT, "test"))
+    log.append(_event(0))
+    log.append(_event(1))
+    with log.db.write("t") as cur:
+        cur.execute(
+            "UPDATE gateway_audit SET detail = substr(detail, 1, length(detail) - 8) || 'AAAAAAA=' WHERE seq = 2"
+        )
+    result = log.verify()
+    assert (result.ok, result.first_bad) == (False, 2)
+    assert [r["erased"] for r in log.rows()] == [False, True]
+    log.db.close()
+
+
+def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
+    """Version 1 had no key id column; its plain records verify unchanged after the column is added."""
+    from agentcore import Gateway
+
+    path = tmp_path / "g.db"
+    log = AuditLog(Database(str(path)), seal=False)
+    log.append(_event(0))
+    log.db.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE gateway_schema (id INTEGER PRIMARY KEY, version INTEGER)")
+        conn.execute("INSERT INTO gateway_schema VALUES (1, 1)")
+        conn.execute("ALTER TABLE gateway_audit DROP COLUMN key_id")
+    gw = Gateway(None, database=str(path))
+    assert gw.audit.verify().ok
+    gw.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version FROM gateway_schema").fetchone() == (2,)
