@@ -112,7 +112,10 @@ def audit_prune(
     anchors: Path | None = ANCHORS,
 ) -> None:
     """Remove old records from the start of the chain; a MACed base and a signed checkpoint vouch for them."""
-    report = _audit_log(database, key_file, anchors).prune(_date(before))
+    try:
+        report = _audit_log(database, key_file, anchors).prune(_date(before))
+    except AgentCoreError as error:
+        fail(error, 1)
     console.print(f"pruned {report.removed} records; the chain now starts after record {report.pruned_through}",
                   highlight=False)  # fmt: skip
 

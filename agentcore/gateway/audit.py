@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Field, SQLModel
 
-from agentcore.errors import ConfigError
+from agentcore.errors import AgentCoreError, ConfigError
 from agentcore.gateway import canonical
 from agentcore.gateway.anchors import Anchorer, AnchorSink, Checkpoint, trusted_checkpoints
 from agentcore.gateway.audit_keys import ChainKey, ChainKeys
@@ -45,6 +45,10 @@ _keyed_header_of = operator.itemgetter(*(c for c in _COLUMNS if c != "detail"))
 _row_of = operator.itemgetter(*_COLUMNS)
 _ERASED = canonical.dumps({"erased": True})
 _unkeyed_warned = False
+
+
+class AuditIntegrityError(AgentCoreError):
+    """The chain does not verify, so an operation that would hide part of it (prune) is refused."""
 
 
 class AuditRow(SQLModel, table=True):
@@ -308,7 +312,14 @@ class AuditLog:
     def prune(self, before: float) -> PruneReport:
         """Delete the records older than ``before`` (epoch seconds) from the start of the chain, keeping the rest
         verifiable: the last pruned (seq, hash) becomes the chain's MACed base, and a signed "prune" checkpoint
-        goes to the anchors. Records are cut at the first one not older than ``before``."""
+        goes to the anchors. Records are cut at the first one not older than ``before``.
+
+        The chain is verified first (against the anchors too): pruning a tampered chain would launder the tampering.
+        """
+        checked = self.verify(self.anchorer.sink if self.anchorer is not None else None)
+        if not checked.ok:
+            where = f"record {checked.first_bad}: {checked.problem}"
+            raise AuditIntegrityError(f"not pruning: the audit chain is broken at {where}")
         with self.db.write("gateway_audit") as cur:
             cur.execute(self.db.sql("SELECT MIN(seq) FROM gateway_audit WHERE ts >= ?"), (before,))
             first_kept = cur.fetchone()[0]

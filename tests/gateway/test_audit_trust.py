@@ -354,3 +354,18 @@ def test_a_version_1_database_is_migrated(tmp_path: Path) -> None:
     gw.close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT version FROM gateway_schema").fetchone() == (2,)
+
+
+def test_prune_refuses_a_tampered_chain(tmp_path: Path) -> None:
+    """Pruning deletes the evidence: a deleted record in the prefix must not disappear into a fresh base."""
+    from agentcore.gateway.audit import AuditIntegrityError
+
+    log = AuditLog(Database(str(tmp_path / "a.db")), keys=ChainKeys.parse(KEY_TEXT, "test"))
+    for i in range(5):
+        log.append(_event(i))
+    with log.db.write("t") as cur:
+        cur.execute("DELETE FROM gateway_audit WHERE seq = 2")
+    with pytest.raises(AuditIntegrityError, match="record 2"):
+        log.prune(time.time() + 1)
+    assert [r["seq"] for r in log.rows()] == [1, 3, 4, 5]
+    log.db.close()
