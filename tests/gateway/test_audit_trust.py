@@ -369,3 +369,41 @@ def test_prune_refuses_a_tampered_chain(tmp_path: Path) -> None:
         log.prune(time.time() + 1)
     assert [r["seq"] for r in log.rows()] == [1, 3, 4, 5]
     log.db.close()
+
+
+@pytest.mark.parametrize("attack", ["last rows and head", "every row and head", "record downgraded to plain"])
+def test_attacks_on_postgres_are_detected_with_key_and_anchors(pg_url: str, tmp_path: Path, attack: str) -> None:
+    keys, anchors = ChainKeys.parse(KEY_TEXT, "test"), JsonlAnchorSink(tmp_path / "anchors.jsonl")
+    log = AuditLog(Database(pg_url), keys=keys, anchors=anchors)
+    for i in range(6):
+        log.append(_event(i))
+    log.close()
+    with log.db.write("t") as cur:
+        if attack == "last rows and head":
+            cur.execute("DELETE FROM gateway_audit WHERE seq > 3")
+            cur.execute("UPDATE gateway_audit_head SET seq = 3, hash = (SELECT hash FROM gateway_audit WHERE seq = 3)")
+        elif attack == "every row and head":
+            cur.execute("DELETE FROM gateway_audit")
+            cur.execute("DELETE FROM gateway_audit_head")
+        else:
+            cur.execute("UPDATE gateway_audit SET key_id = NULL, effect = 'deny' WHERE seq = 6")
+    detected = log.verify(anchors)
+    assert not detected.ok, detected
+    if attack != "record downgraded to plain":
+        assert log.verify().ok  # the key alone cannot tell: the remaining chain is consistent
+        assert "an anchor vouches for record 6" in (detected.problem or "")
+    log.db.close()
+
+
+def test_prune_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    keys, anchors = ChainKeys.parse(KEY_TEXT, "test"), JsonlAnchorSink(tmp_path / "anchors.jsonl")
+    log = AuditLog(Database(pg_url), keys=keys, anchors=anchors)
+    for i in range(6):
+        log.append(_event(i))
+    log.anchorer.flush()  # type: ignore[union-attr]
+    assert log.prune(time.time() + 1).removed == 6
+    log.append(_event(6))
+    log.close()
+    result = log.verify(anchors)
+    assert result.ok and result.records == 1 and result.pruned_through == 6 and result.anchored_seq == 7
+    log.db.close()
