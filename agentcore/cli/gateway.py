@@ -15,6 +15,7 @@ from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
 
 if TYPE_CHECKING:
+    from agentcore.gateway.anchors import AnchorSink
     from agentcore.gateway.audit import AuditLog
     from agentcore.gateway.db import Database
 
@@ -53,15 +54,22 @@ ANCHORS = typer.Option(
 )
 
 
-def _audit_log(database: str | None, key_file: Path | None, anchors: Path | None = None) -> AuditLog:
-    from agentcore.gateway.anchors import open_sink
+def _audit_log(database: str | None, key_file: Path | None, anchors: AnchorSink | None = None) -> AuditLog:
+    """The audit log of ``database`` with the keys of ``key_file`` (or the environment); ``anchors`` only where the
+    command writes checkpoints (prune)."""
     from agentcore.gateway.audit import AuditLog
     from agentcore.gateway.audit_keys import load_chain_keys
 
     try:
-        return AuditLog(_db(database), keys=load_chain_keys(key_file), anchors=open_sink(anchors))
+        return AuditLog(_db(database), keys=load_chain_keys(key_file), anchors=anchors)
     except AgentCoreError as error:
         fail(error, 2)
+
+
+def _sink(anchors: Path | None) -> AnchorSink | None:
+    from agentcore.gateway.anchors import open_sink
+
+    return open_sink(anchors)
 
 
 @audit_app.command("verify")
@@ -72,10 +80,7 @@ def audit_verify(
 ) -> None:
     """Check the chain in one snapshot; exit 0 when intact, 1 naming the first bad record or the deletion an anchor
     reveals, 2 when a key or anchor file is missing or unreadable."""
-    from agentcore.gateway.anchors import open_sink
-
-    log = _audit_log(database, key_file)
-    sink = open_sink(anchors)
+    log, sink = _audit_log(database, key_file), _sink(anchors)
     try:
         result = log.verify(sink)
     except AgentCoreError as error:
@@ -113,7 +118,7 @@ def audit_prune(
 ) -> None:
     """Remove old records from the start of the chain; a MACed base and a signed checkpoint vouch for them."""
     try:
-        report = _audit_log(database, key_file, anchors).prune(_date(before))
+        report = _audit_log(database, key_file, _sink(anchors)).prune(_date(before))
     except AgentCoreError as error:
         fail(error, 1)
     console.print(f"pruned {report.removed} records; the chain now starts after record {report.pruned_through}",
