@@ -160,10 +160,14 @@ class Anchorer:
                 log.warning("audit anchor could not be written to %s: %s", self.sink, error)
 
     def close(self) -> None:
+        """Stop the thread and anchor the latest record; a sink that fails is logged, so closing still completes."""
         self._stop.set()
         self._due.set()
         self._thread.join(timeout=5)
-        self.flush()
+        try:
+            self.flush()
+        except Exception as error:
+            log.error("closing audit anchor could not be written to %s: %s", self.sink, error)
 
 
 def trusted_checkpoints(sink: AnchorSink, trusted: dict[str, Ed25519PublicKey]) -> tuple[list[Checkpoint], str | None]:

@@ -407,3 +407,19 @@ def test_prune_on_postgres(pg_url: str, tmp_path: Path) -> None:
     result = log.verify(anchors)
     assert result.ok and result.records == 1 and result.pruned_through == 6 and result.anchored_seq == 7
     log.db.close()
+
+
+def test_a_failing_anchor_sink_never_blocks_appends_or_close(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    class Unreachable:
+        def append(self, checkpoint: object) -> None:
+            raise OSError("object store unreachable")
+
+        def read(self) -> list[object]:
+            return []
+
+    log = AuditLog(Database(str(tmp_path / "a.db")), keys=ChainKeys.parse(KEY_TEXT, "test"), anchors=Unreachable())
+    assert log.append(_event(0)) == 1
+    with caplog.at_level(logging.ERROR, logger="agentcore.gateway.anchors"):
+        log.close()
+    assert "object store unreachable" in caplog.text
+    log.db.close()
