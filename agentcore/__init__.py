@@ -37,6 +37,7 @@ _LAZY: dict[str, str] = {
     "Effect": "agentcore.policies",
     "PolicySyntaxError": "agentcore.policies",
     "PolicyCheckError": "agentcore.policies",
+    "forget": "agentcore.erasure",
     "Gateway": "agentcore.gateway",
     "ToolDenied": "agentcore.gateway",
     "ApprovalRequired": "agentcore.gateway",
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from agentcore.accel.sim.profiles import DeviceProfile
     from agentcore.accel.sim.simulator import Simulator
     from agentcore.accel.sim.workload import Workload
+    from agentcore.erasure import forget
     from agentcore.evaluations import EvaluationSuite, EvaluatorResult, Trace, TraceFormatError
     from agentcore.gateway import (
         ApprovalRequired,
@@ -125,4 +127,5 @@ __all__ = [
     "UnknownToolError",
     "Workload",
     "__version__",
+    "forget",
 ]

@@ -51,17 +51,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-IN_PROCESS_SETTINGS = (  # the default first: crash-safe, one commit per allowed call
-    {"durability": "process", "write_ahead": False},
-    {"durability": "power", "write_ahead": False},
-    {"durability": "process", "write_ahead": True},
+IN_PROCESS_SETTINGS = (  # the default first: crash-safe, one commit per allowed call, records sealed, plain SHA-256
+    {"durability": "process", "write_ahead": False, "keyed": False},
+    {"durability": "power", "write_ahead": False, "keyed": False},
+    {"durability": "process", "write_ahead": True, "keyed": False},
+    {"durability": "process", "write_ahead": False, "keyed": True},  # HMAC-SHA-256 chain key
 )
+AUDIT_KEY = "bench:" + "k" * 40
 
 
 def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
     """Every setting gets ``calls`` calls, in ``rounds`` interleaved blocks: a slow spell of a shared machine
     then falls on all settings alike instead of on whichever happened to run during it."""
     from agentcore import Gateway
+    from agentcore.gateway import ChainKeys
 
     def op(customer: str, amount: float, region: str = "eu") -> dict[str, Any]:
         return {"customer": customer, "amount": amount}
@@ -73,7 +76,13 @@ def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
         (Path(tmp) / "bench.policy").write_text(bundle())
         gateways = []
         for n, setting in enumerate(IN_PROCESS_SETTINGS):
-            gw = Gateway(Path(tmp) / "bench.policy", database=str(Path(tmp) / f"bench{n}.db"), **setting)  # type: ignore[arg-type]
+            gw = Gateway(
+                Path(tmp) / "bench.policy",
+                database=str(Path(tmp) / f"bench{n}.db"),
+                durability=setting["durability"],  # type: ignore[arg-type]
+                write_ahead=bool(setting["write_ahead"]),
+                audit_key=ChainKeys.parse(AUDIT_KEY, "bench") if setting["keyed"] else None,
+            )
             gw.tool(op, name="svc7.op")
             for _ in range(200):  # warm up: plans cached, connection open
                 gw.call("svc7.op", args, principal=who)

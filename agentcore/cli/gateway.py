@@ -15,10 +15,12 @@ from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
 
 if TYPE_CHECKING:
+    from agentcore.gateway.anchors import AnchorSink
+    from agentcore.gateway.audit import AuditLog
     from agentcore.gateway.db import Database
 
 app = typer.Typer(help="Operate the tool gateway: audit log, approvals, status, MCP proxy.", no_args_is_help=True)
-audit_app = typer.Typer(help="Verify and export the hash-chained audit log.", no_args_is_help=True)
+audit_app = typer.Typer(help="Verify, export and prune the hash-chained audit log.", no_args_is_help=True)
 approvals_app = typer.Typer(help="List and decide pending approval requests.", no_args_is_help=True)
 app.add_typer(audit_app, name="audit")
 app.add_typer(approvals_app, name="approvals")
@@ -44,15 +46,83 @@ def _db(url: str | None) -> Database:
         fail(error, 2)
 
 
-@audit_app.command("verify")
-def audit_verify(database: str | None = DATABASE) -> None:
-    """Check the hash chain; exit 0 when intact, 1 naming the first modified/deleted/inserted/reordered record."""
-    from agentcore.gateway.audit import AuditLog
+KEY_FILE = typer.Option(
+    None, "--key-file", "-k", help="Audit chain key file (KEY_ID:SECRET lines); default $AGENTCORE_AUDIT_KEY_FILE."
+)
+ANCHORS = typer.Option(
+    None, "--anchors", "-a", help="JSONL file of signed checkpoints; default $AGENTCORE_AUDIT_ANCHORS."
+)
 
-    result = AuditLog(_db(database)).verify()
+
+def _audit_log(database: str | None, key_file: Path | None, anchors: AnchorSink | None = None) -> AuditLog:
+    """The audit log of ``database`` with the keys of ``key_file`` (or the environment); ``anchors`` only where the
+    command writes checkpoints (prune)."""
+    from agentcore.gateway.audit import AuditLog
+    from agentcore.gateway.audit_keys import load_chain_keys
+
+    try:
+        return AuditLog(_db(database), keys=load_chain_keys(key_file), anchors=anchors)
+    except AgentCoreError as error:
+        fail(error, 2)
+
+
+def _sink(anchors: Path | None) -> AnchorSink | None:
+    from agentcore.gateway.anchors import open_sink
+
+    return open_sink(anchors)
+
+
+@audit_app.command("verify")
+def audit_verify(
+    database: str | None = DATABASE,
+    key_file: Path | None = KEY_FILE,
+    anchors: Path | None = ANCHORS,
+) -> None:
+    """Check the chain in one snapshot; exit 0 when intact, 1 naming the first bad record or the deletion an anchor
+    reveals, 2 when a key or anchor file is missing or unreadable."""
+    log, sink = _audit_log(database, key_file), _sink(anchors)
+    try:
+        result = log.verify(sink)
+    except AgentCoreError as error:
+        fail(error, 2)
     if not result.ok:
         fail(f"audit chain broken at record {result.first_bad}: {result.problem}", 1)
-    console.print(f"audit chain intact: {result.records} records")
+    keyed = "keyed (HMAC-SHA-256)" if result.keyed else "NOT keyed (plain SHA-256: no protection against rewrites)"
+    pruned = f", records 1-{result.pruned_through} pruned" if result.pruned_through else ""
+    console.print(f"audit chain intact: {result.records} records, {keyed}{pruned}", highlight=False)
+    if sink is None:
+        console.print("no anchors checked: deletions that leave a consistent chain go unnoticed", highlight=False)
+    elif result.anchored_seq is None:
+        console.print("no anchored checkpoint lies within the remaining records", highlight=False)
+    else:
+        console.print(f"last verified checkpoint: record {result.anchored_seq} at {_when(result.anchored_at)}",
+                      highlight=False)  # fmt: skip
+
+
+def _date(text: str) -> float:
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--before {text!r} is not a date: use YYYY-MM-DD or an ISO date-time", 2)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+@audit_app.command("prune")
+def audit_prune(
+    before: str = typer.Option(..., "--before", help="Remove records older than this date (YYYY-MM-DD, UTC)."),
+    database: str | None = DATABASE,
+    key_file: Path | None = KEY_FILE,
+    anchors: Path | None = ANCHORS,
+) -> None:
+    """Remove old records from the start of the chain; a MACed base and a signed checkpoint vouch for them."""
+    try:
+        report = _audit_log(database, key_file, _sink(anchors)).prune(_date(before))
+    except AgentCoreError as error:
+        fail(error, 1)
+    console.print(f"pruned {report.removed} records; the chain now starts after record {report.pruned_through}",
+                  highlight=False)  # fmt: skip
 
 
 @audit_app.command("export")
@@ -61,12 +131,10 @@ def audit_export(
     jsonl: bool = typer.Option(True, "--jsonl/--no-jsonl", help="One JSON object per line (the only format)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
 ) -> None:
-    """Export every audit record in chain order as JSON Lines."""
-    from agentcore.gateway.audit import AuditLog
-
+    """Export every audit record in chain order as JSON Lines (forgotten subjects' fields show as erased)."""
     if not jsonl:
         fail("only --jsonl export is supported", 2)
-    lines = AuditLog(_db(database)).export_jsonl()
+    lines = _audit_log(database, None).export_jsonl()
     if output is None:
         for line in lines:
             sys.stdout.write(line + "\n")

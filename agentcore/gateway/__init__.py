@@ -5,9 +5,11 @@ Import from here or from ``agentcore``: ``from agentcore import Gateway, ToolDen
 
 from __future__ import annotations
 
+from agentcore.gateway.anchors import AnchorSink, Checkpoint, JsonlAnchorSink
 from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
-from agentcore.gateway.audit import AuditLog, VerifyResult
+from agentcore.gateway.audit import AuditIntegrityError, AuditLog, VerifyResult
+from agentcore.gateway.audit_keys import ChainKey, ChainKeys
 from agentcore.gateway.canonical import ArgumentLimits
 from agentcore.gateway.errors import (
     ApprovalError,
@@ -22,14 +24,20 @@ from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.registry import Tool
 
 __all__ = [
+    "AnchorSink",
     "Approval",
     "ApprovalError",
     "ApprovalRequired",
     "Approvals",
     "ArgumentLimits",
+    "AuditIntegrityError",
     "AuditLog",
+    "ChainKey",
+    "ChainKeys",
+    "Checkpoint",
     "Gateway",
     "GatewayError",
+    "JsonlAnchorSink",
     "Tool",
     "ToolArgumentError",
     "ToolDenied",

@@ -71,6 +71,7 @@ class Database:
                 cur.execute(f"PRAGMA synchronous={synchronous}")
                 cur.execute(f"PRAGMA busy_timeout={busy_ms}")
                 cur.execute(f"PRAGMA journal_size_limit={WAL_RESTART_PAGES * 4096}")  # a restarted WAL is cut back
+                cur.execute("PRAGMA secure_delete=ON")  # deleted bytes are zeroed: erasure leaves nothing in the file
                 cur.close()
 
         self.lock = threading.RLock()  # serialises every use of the one connection; hold it across several writes
@@ -172,6 +173,40 @@ class Database:
             finally:
                 cur.close()
                 if self.backend != "sqlite":
+                    conn.rollback()
+
+    def truncate_wal(self, attempts: int = 20) -> bool:
+        """Copy the whole WAL into the database and truncate it to zero bytes (retrying while readers block it);
+        returns whether it succeeded."""
+        with self.lock:
+            cursor = self._writer()
+            for _ in range(attempts):
+                if cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
+                    return True
+                time.sleep(0.05)
+        return False
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A cursor whose reads all see one snapshot, however long they take and whoever commits meanwhile:
+        one SQLite read transaction, or one PostgreSQL REPEATABLE READ transaction."""
+        with self.lock:
+            conn = self._connection()
+            cur = conn.cursor()
+            try:
+                if self.backend == "sqlite":
+                    cur.execute("BEGIN")
+                    cur.execute("SELECT 1 FROM sqlite_master LIMIT 1")  # a deferred BEGIN takes its snapshot here
+                else:
+                    conn.rollback()
+                    cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                yield cur
+            finally:
+                cur.close()
+                if self.backend == "sqlite":
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+                else:
                     conn.rollback()
 
     def close(self) -> None:

@@ -18,12 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentcore.gateway.anchors import AnchorSink, open_sink
 from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
+from agentcore.gateway.audit_keys import KeySource, load_chain_keys
 from agentcore.gateway.canonical import ArgumentLimits
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
+from agentcore.gateway.erasure import ForgetReport, forget_subject
 from agentcore.gateway.errors import (
     ApprovalRequired,
     GatewayError,
@@ -77,6 +80,9 @@ class Gateway:
     ``durability``: ``"process"`` (default) audit records survive a crash of the process, ``"power"`` also a
     power loss (fsync per commit). ``write_ahead``: also commit each allowed decision before the tool runs (a
     second commit per call) for tools whose side effects must be traceable even when the process dies mid-call.
+    ``audit_key``: the chain's HMAC keys (key file path, ``ChainKeys`` or a callback; default
+    ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
+    or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
     """
 
     def __init__(
@@ -95,6 +101,8 @@ class Gateway:
         reload: bool = True,
         name: str = "gateway",
         ledger: Ledger | None = None,
+        audit_key: KeySource | None = None,
+        anchors: AnchorSink | str | Path | None = None,
     ) -> None:
         if mode not in ("enforce", "monitor"):
             raise ValueError(f"mode must be 'enforce' or 'monitor', not {mode!r}")
@@ -111,7 +119,7 @@ class Gateway:
         ensure_schema(self.db)
         self.board = StatusBoard(self.db)
         self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
-        self.audit = AuditLog(self.db)
+        self.audit = AuditLog(self.db, keys=load_chain_keys(audit_key), anchors=open_sink(anchors))
         self.store = open_store(state, self.db)
         self.context = GatewayContext(self.store)
         if ledger is not None:
@@ -418,7 +426,12 @@ class Gateway:
         record = AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
         self.audit.append(record, also=also)
 
+    def forget(self, subject: str) -> ForgetReport:
+        """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`)."""
+        return forget_subject(self.db, subject, self.audit.sealer)
+
     def close(self) -> None:
+        self.audit.close()
         self.store.close()
         self.db.close()
 

@@ -36,7 +36,7 @@ INSERT_COPY_AT_3 = [
     "UPDATE gateway_audit SET seq = seq + 10 WHERE seq >= 3",
     "UPDATE gateway_audit SET seq = seq - 9 WHERE seq >= 13",
     "INSERT INTO gateway_audit SELECT 3, ts, kind, call_id, tool, principal, agent, session, tenant, effect, "
-    "outcome, mode, bundle_hash, detail, prev_hash, hash FROM gateway_audit WHERE seq = 2",
+    "outcome, mode, bundle_hash, detail, key_id, prev_hash, hash FROM gateway_audit WHERE seq = 2",
 ]
 
 
@@ -108,16 +108,40 @@ def _event(i: int) -> AuditEvent:
     return AuditEvent(kind="decision", call_id=f"c{i}", tool="t.x", principal="p", detail={"i": i})
 
 
-def test_record_hash_follows_the_documented_format(tmp_path: Path) -> None:
-    """docs/gateway.md tells auditors how to recompute a hash without agentcore; this is that recipe."""
-    log = _log(str(tmp_path / "a.db"), 3)
-    header = ("seq", "ts", "kind", "call_id", "tool", "principal", "agent", "session", "tenant", "effect", "outcome",
-              "mode", "bundle_hash", "prev_hash")  # fmt: skip
+HEADER = ("seq", "ts", "kind", "call_id", "tool", "principal", "agent", "session", "tenant", "effect", "outcome",
+          "mode", "bundle_hash")  # fmt: skip
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_record_hash_follows_the_documented_format(tmp_path: Path, keyed: bool) -> None:
+    """docs/gateway.md tells auditors how to recompute a hash without agentcore; this is that recipe, read straight
+    from the database file with sqlite3, hashlib and hmac."""
+    import hmac
+
+    from agentcore.gateway.audit_keys import ChainKeys
+
+    secret = "s" * 40
+    keys = ChainKeys.parse(f"k1:{secret}", "test") if keyed else None
+    log = AuditLog(Database(str(tmp_path / "a.db")), keys=keys)
+    for i in range(3):
+        log.append(_event(i))
+    log.db.close()
+    conn = sqlite3.connect(tmp_path / "a.db")
+    conn.row_factory = sqlite3.Row
     previous = "0" * 64
-    for row in log.rows():
-        text = json.dumps([row[c] for c in header], ensure_ascii=False, separators=(",", ":")) + row["detail"]
-        assert row["prev_hash"] == previous and row["hash"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    for row in conn.execute("SELECT * FROM gateway_audit ORDER BY seq"):
+        if row["key_id"] is None:  # plain: SHA-256 of [columns..., prev_hash] + detail
+            text = json.dumps([*(row[c] for c in HEADER), row["prev_hash"]], ensure_ascii=False, separators=(",", ":"))
+            expected = hashlib.sha256((text + row["detail"]).encode("utf-8")).hexdigest()
+        else:  # keyed: HMAC-SHA-256 of [columns..., key_id, prev_hash] + detail
+            fields = [*(row[c] for c in HEADER), row["key_id"], row["prev_hash"]]
+            text = json.dumps(fields, ensure_ascii=False, separators=(",", ":")) + row["detail"]
+            expected = hmac.new(secret.encode(), text.encode("utf-8"), hashlib.sha256).hexdigest()
+        assert row["key_id"] == ("k1" if keyed else None)
+        assert row["prev_hash"] == previous and row["hash"] == expected
+        assert row["detail"].startswith("sealed:") and row["principal"] == ""  # personal fields are sealed
         previous = row["hash"]
+    conn.close()
 
 
 def test_two_writers_on_one_file_keep_one_chain(tmp_path: Path) -> None:

@@ -91,6 +91,8 @@ class ProxyConfig(_Strict):
     state: str | None = None
     durability: Literal["process", "power"] = Field("process", description="`power`: fsync every audit commit")
     write_ahead: bool = Field(False, description="also commit each allowed decision before the tool runs")
+    audit_key_file: Path | None = Field(None, description="audit chain keys (default $AGENTCORE_AUDIT_KEY_FILE)")
+    anchors: Path | None = Field(None, description="JSONL file of signed audit checkpoints")
     mode: Literal["enforce", "monitor"] = "enforce"
     tools: list[str] = Field([], description="`module:function` callables that register in-process tools")
     identity: Identity | None = None
@@ -112,4 +114,6 @@ def load_config(path: Path) -> ProxyConfig:
         raise ConfigError(f"{path}: invalid gateway config: {problems}") from None
     base = path.parent
     policies = [p if p.is_absolute() else base / p for p in config.policies]
-    return config.model_copy(update={"policies": policies})
+    files = {name: base / value for name in ("audit_key_file", "anchors")
+             if (value := getattr(config, name)) is not None and not value.is_absolute()}  # fmt: skip
+    return config.model_copy(update={"policies": policies, **files})

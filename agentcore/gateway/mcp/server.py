@@ -51,6 +51,8 @@ class McpProxy:
             write_ahead=config.write_ahead,
             mode=config.mode,
             name=config.name,
+            audit_key=config.audit_key_file,
+            anchors=config.anchors,
         )
         for spec in config.tools:
             _load_registrar(spec)(self.gateway)
