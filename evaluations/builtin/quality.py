@@ -142,9 +142,13 @@ class Correctness(Evaluator):
         return features.grounding_features(target.turn.output, target.turn.input, target.context, models)
 
 
-#: cosine(request, response) at or below which a response is judged not relevant, and the span to full relevance
+#: cosine(request, sentence) below which Conciseness counts a sentence as off-topic
 RELEVANCE_FLOOR = 0.1
-RELEVANCE_SPAN = 0.5
+#: ResponseRelevance = sigmoid(slope * (cosine - midpoint)): least squares against SummEval's human relevance
+#: (1-5 scaled to 0-1) on its train half by document, plus each summary against another document (relevance 0).
+#: Replaces a linear map that clipped every cosine >= 0.6 to 1.0 (635 of 640 SummEval scores were exactly 1.0);
+#: being monotone and unclipped, it keeps the cosine's Spearman with human relevance: 0.33 on the test half.
+RELEVANCE_SLOPE, RELEVANCE_MIDPOINT = 6.5, 0.69
 
 
 @register
@@ -160,7 +164,7 @@ class ResponseRelevance(PerTargetEvaluator):
     def judge_one(self, target: Target, models: Models) -> Judgement:
         request, response = models.embed(self.texts(target))
         similarity = float(request @ response)
-        score = float(np.clip((similarity - RELEVANCE_FLOOR) / RELEVANCE_SPAN, 0.0, 1.0))
+        score = 1.0 / (1.0 + math.exp(-RELEVANCE_SLOPE * (similarity - RELEVANCE_MIDPOINT)))
         return Judgement(score, f"request-response similarity {similarity:.2f}")
 
 

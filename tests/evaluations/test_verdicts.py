@@ -75,3 +75,21 @@ def test_tool_selection_without_a_reference_judges_relevance_to_the_request(
     session = Session(id="s", traces=[Trace(id="s/t", input=request_text, tools=tools, spans=[call])])
     [result] = evaluate([session], [create_evaluator("Builtin.ToolSelectionAccuracy")], models=models)
     assert (result.passed if result.judged else None) is passes, result.explanation
+
+
+ARTICLE = (
+    "Summarize the following news article.\n\nThe city council of Lakeside voted on Tuesday to close the old harbour "
+    "bridge for repairs. The bridge, built in 1931, carries about 12,000 cars a day. Repairs are expected to take "
+    "eight months and cost 4 million dollars. A ferry service will run every twenty minutes while it is closed."
+)
+
+
+def test_response_relevance_does_not_saturate(models: Models) -> None:
+    good = _raw(
+        "Builtin.ResponseRelevance", ARTICLE, "Lakeside will close its 1931 harbour bridge for eight months.", models
+    )
+    wrong = _raw(
+        "Builtin.ResponseRelevance", ARTICLE, "Lakeside opened a new harbour bridge in March for 12 cars a day.", models
+    )
+    detail = _raw("Builtin.ResponseRelevance", ARTICLE, "A ferry will run every twenty minutes.", models)
+    assert 1.0 > good > wrong > detail
