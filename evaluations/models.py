@@ -7,6 +7,7 @@ targets; the receipts are kept so each result can report its share as usage.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,18 +59,28 @@ class Models:
             return np.zeros((0, 384), dtype=np.float32)
         return np.stack([self._vectors[text] for text in texts])
 
-    def head(self, name: str, features: np.ndarray, *, owner: str) -> np.ndarray:
-        """Run the shipped head ``heads/<name>.onnx`` on ``features [n, k]`` -> scores ``[n]`` in [0, 1]."""
+    def head(self, name: str, features: np.ndarray, *, owner: str, full_range: bool = False) -> np.ndarray:
+        """Run the shipped head ``heads/<name>.onnx`` on ``features [n, k]`` -> scores ``[n]`` in [0, 1].
+
+        ``full_range`` rescales a head whose features lie in [0, 1] so that its worst and best feature corners
+        score 0 and 1: a logistic head never reaches either end (the faithfulness head tops out at 0.84 with every
+        feature at 1.0), so without it a scale's top label would be unreachable. The order of scores is kept.
+        """
         path = HEADS_DIR / f"{name}.onnx"
         if not path.is_file():
             raise EvaluationError(f"task head {path} is missing; reinstall agentcore or run evaluations/training")
         if len(features) == 0:
             return np.zeros(0, dtype=np.float32)
-        result = self.accelerator.infer(
-            path, {"features": np.asarray(features, dtype=np.float32)}, tenant=self.tenant, agent=self.agent
-        )
+        rows = np.asarray(features, dtype=np.float32)
+        if full_range:
+            rows = np.vstack([rows, _corners(name)])
+        result = self.accelerator.infer(path, {"features": rows}, tenant=self.tenant, agent=self.agent)
         self.head_receipts.setdefault(owner, []).append(result.receipt)
-        return np.asarray(result.outputs["score"], dtype=np.float32).reshape(-1)
+        scores = np.asarray(result.outputs["score"], dtype=np.float32).reshape(-1)
+        if not full_range:
+            return scores
+        low, high = scores[-2:]
+        return np.clip((scores[:-2] - low) / (high - low), 0.0, 1.0).astype(np.float32)
 
     def embedding_usage(self, count: int) -> Usage | None:
         """The share of embedding cost of ``count`` texts (mean cost per embedded text so far)."""
@@ -84,6 +95,14 @@ class Models:
         if not receipts or targets == 0:
             return None
         return _share(receipts, 1, 1 / targets)
+
+
+def _corners(name: str) -> np.ndarray:
+    """The head's worst and best rows over features in [0, 1] (each feature at the end its weight favours)."""
+    manifest = json.loads((HEADS_DIR / "heads.json").read_text(encoding="utf-8"))
+    weights = np.asarray(manifest["heads"][name]["weights"], dtype=np.float32)
+    best = (weights > 0).astype(np.float32)
+    return np.vstack([1.0 - best, best])
 
 
 def _share(receipts: list[Receipt], items: int, fraction: float) -> Usage:

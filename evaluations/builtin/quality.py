@@ -55,7 +55,12 @@ class Faithfulness(Evaluator):
         grounded = [target for target in targets if target.context]
         rows = [features.grounding_features(t.turn.output, t.turn.input, t.context, models) for t in grounded]
         scores = iter(
-            models.head("faithfulness", features.as_matrix(rows, len(features.GROUNDING_FEATURES)), owner=self.id)
+            models.head(
+                "faithfulness",
+                features.as_matrix(rows, len(features.GROUNDING_FEATURES)),
+                owner=self.id,
+                full_range=True,
+            )
         )
         judgements: list[Judgement | None] = []
         for target in targets:
@@ -66,7 +71,7 @@ class Faithfulness(Evaluator):
             judgements.append(
                 Judgement(
                     score,
-                    f"probability the response is supported by its {len(target.context)} context documents: "
+                    f"support by its {len(target.context)} context documents (head rescaled to its full range): "
                     f"{score:.2f}",
                 )
             )
@@ -123,7 +128,8 @@ class Correctness(Evaluator):
             chosen = [index for index, item in enumerate(modes) if item == mode]
             if chosen:
                 matrix = features.as_matrix([row(targets[index], models) for index in chosen], len(names))
-                scores.update(zip(chosen, models.head(head, matrix, owner=self.id).tolist(), strict=True))
+                calibrated = models.head(head, matrix, owner=self.id, full_range=True)
+                scores.update(zip(chosen, calibrated.tolist(), strict=True))
         return [
             Judgement(scores[index], f"probability the response {plans[mode][3]}: {scores[index]:.2f}")
             if mode is not None

@@ -93,3 +93,15 @@ def test_response_relevance_does_not_saturate(models: Models) -> None:
     )
     detail = _raw("Builtin.ResponseRelevance", ARTICLE, "A ferry will run every twenty minutes.", models)
     assert 1.0 > good > wrong > detail
+
+
+def test_a_verbatim_supported_reply_reaches_faithfulnesss_top_label(models: Models) -> None:
+    context = ["The Eiffel Tower was designed by the engineering firm of Gustave Eiffel and completed in 1889."]
+    verbatim = Trace(id="s/t", input="Who designed the Eiffel Tower?", output=context[0], context=context)
+    invented = verbatim.model_copy(update={"output": "It was designed by Leonardo da Vinci in 1602."})
+    results = evaluate(
+        [Session(id="s", traces=[verbatim]), Session(id="x", traces=[invented])],
+        [create_evaluator("Builtin.Faithfulness")],
+        models=models,
+    )
+    assert [result.label for result in results] == ["Completely Yes", "Not At All"]
