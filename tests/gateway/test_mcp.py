@@ -4,6 +4,7 @@ streamable HTTP."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -23,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import HEADER_MISMATCH
 
 from agentcore.errors import ConfigError
+from agentcore.evaluations.importers.gateway import read_gateway_sessions
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
 from agentcore.gateway.mcp import McpProxy
@@ -37,6 +39,7 @@ allow crm.lookup for users with role "support".
 allow crm.delete_customer for users with role "admin".
 allow calc.add when a is at most 100.
 limit calc.add to 2 calls per minute per session.
+allow crm.charge for users with role "billing".
 redact email addresses in results of crm.lookup.
 """
 
@@ -188,6 +191,45 @@ def test_http_proxy_identity_from_jwt(http_proxy: str) -> None:
         assert await tools_for(_token("bob", ["support"])) == support
 
     asyncio.run(main())
+
+
+async def _calls(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Run ``calls`` in order over one official-client connection as the principal of ``token``."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        return [await client.call_tool(name, args) for name, args in calls]
+
+
+def test_http_sessions_are_never_shared_between_principals(http_proxy: str, tmp_path: Path) -> None:
+    """``limit calc.add to 2 calls per minute per session``: bob using up his session's budget never denies carol,
+    though neither client sends an ``Mcp-Session-Id`` of its own choosing."""
+    add = ("calc_add", {"a": 1, "b": 1})
+
+    async def main() -> None:
+        bob = await _calls(http_proxy, _token("bob", ["support"]), [add, add, add])
+        assert [r.is_error for r in bob] == [False, False, True] and "limit" in _text(bob[2])
+        carol = await _calls(http_proxy, _token("carol", ["support"]), [add, add])
+        assert [r.is_error for r in carol] == [False, False]
+
+    asyncio.run(main())
+    sessions = {r["principal"]: r["session"] for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows()}
+    assert sessions["bob"] != sessions["carol"]
+
+
+def test_upstream_is_error_is_audited_as_a_failed_execution(http_proxy: str, tmp_path: Path) -> None:
+    charge = ("crm__charge", {"customer_id": "c1", "amount": 5})
+    (result,) = asyncio.run(_calls(http_proxy, _token("dave", ["billing"]), [charge]))
+    assert result.is_error and "declined" in _text(result)  # the upstream's own error result, passed on
+    log = AuditLog(Database(str(tmp_path / "gw.db")))
+    (record,) = [r for r in log.rows() if r["tool"] == "crm.charge"]
+    assert (record["kind"], record["effect"], record["outcome"]) == ("execution", "allow", "error")
+    assert "declined" in json.loads(record["detail"])["error"]
+    export = "\n".join(log.export_jsonl())
+    (session,) = read_gateway_sessions(tmp_path / "audit.jsonl", export)
+    (call,) = session.traces[0].spans
+    assert call.name == "crm.charge" and call.error is not None and "declined" in call.error
 
 
 def test_jwt_verifier_rs256_expiry_and_claims(tmp_path: Path) -> None:

@@ -24,11 +24,12 @@ from mcp.shared.inbound import x_mcp_header_map
 from opentelemetry import trace
 
 from agentcore.errors import ConfigError
-from agentcore.gateway.errors import ApprovalRequired, GatewayError
+from agentcore.gateway import canonical
+from agentcore.gateway.errors import ApprovalRequired, GatewayError, ToolExecutionError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
 from agentcore.gateway.mcp.config import ProxyConfig
-from agentcore.gateway.mcp.upstream import Upstreams
+from agentcore.gateway.mcp.upstream import Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
 
@@ -85,11 +86,18 @@ class McpProxy:
         principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
         return principal, AgentInfo(id=identity.agent), identity.tenant
 
-    def _session(self, ctx: Any) -> str:
-        """The MCP session (``Mcp-Session-Id`` on HTTP; the one connection on stdio) scopes session rules."""
+    def _session(self, ctx: Any, caller: Caller) -> str:
+        """The key of ``per session`` and ``in the same session`` rules; never shared by two principals.
+
+        stdio: the one connection of this process (its single caller). HTTP: the client's ``Mcp-Session-Id``
+        within the authenticated principal (and tenant), or that principal's default session when the client
+        sends none; a session id a client copies from another caller is still another session.
+        """
         request = getattr(ctx, "request", None)
-        header = request.headers.get("mcp-session-id") if request is not None else None
-        return str(header) if header else self._stdio_session
+        if request is None:
+            return self._stdio_session
+        principal, _, tenant = caller
+        return canonical.dumps(["http", tenant, principal.id, request.headers.get("mcp-session-id") or ""])
 
     def _catalog(self) -> tuple[int, dict[str, str], frozenset[str]]:
         """Registry size, exposed name -> gateway tool name, and the tools whose schema names ``Mcp-Param-*``
@@ -142,7 +150,7 @@ class McpProxy:
         except AuthError as error:
             return _error(str(error))
         name = self._names().get(params.name, params.name)
-        session = self._session(ctx)
+        session = self._session(ctx, (principal, agent, tenant))
         try:
             result = await self.gateway.acall(
                 name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
@@ -150,6 +158,10 @@ class McpProxy:
             )  # fmt: skip
         except ApprovalRequired as pending:
             return _error(f"Pending human approval ({pending.approval_id}); it runs once approved.")
+        except ToolExecutionError as error:
+            if isinstance(error.__cause__, UpstreamToolError):  # audited as failed; the client sees the upstream's
+                return types.CallToolResult.model_validate(error.__cause__.result)
+            return _error(str(error))
         except GatewayError as error:
             return _error(getattr(error, "agent_message", str(error)))
         if name in self.upstreams.origin and isinstance(result, dict) and "content" in result:

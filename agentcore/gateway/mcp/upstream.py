@@ -67,10 +67,24 @@ class Upstreams:
         await self._stack.aclose()
 
 
+class UpstreamToolError(Exception):
+    """The upstream tool answered ``isError: true``: the call ran and failed, and is audited as a failure.
+
+    ``result`` is the upstream's tool result, which the proxy passes on to its client.
+    """
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        self.result = result
+        text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
+        super().__init__(text.strip()[:2000] or "the upstream tool reported an error")
+
+
 def _forwarder(client: Client, upstream_name: str) -> Any:
     async def forward(**arguments: Any) -> dict[str, Any]:
         result = await client.call_tool(upstream_name, arguments)
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"})
+        if result.is_error:
+            raise UpstreamToolError(dumped)
         return dumped
 
     return forward
