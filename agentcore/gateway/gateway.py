@@ -83,6 +83,7 @@ class Gateway:
     ``audit_key``: the chain's HMAC keys (key file path, ``ChainKeys`` or a callback; default
     ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
     or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
+    ``resolver_timeout_s``: the deadline of each resolver lookup; a late one fails closed like a failing one.
     """
 
     def __init__(
@@ -103,11 +104,14 @@ class Gateway:
         ledger: Ledger | None = None,
         audit_key: KeySource | None = None,
         anchors: AnchorSink | str | Path | None = None,
+        resolver_timeout_s: float = 5.0,
     ) -> None:
         if mode not in ("enforce", "monitor"):
             raise ValueError(f"mode must be 'enforce' or 'monitor', not {mode!r}")
         if approval_mode not in ("raise", "wait"):
             raise ValueError(f"approval_mode must be 'raise' or 'wait', not {approval_mode!r}")
+        if not resolver_timeout_s > 0:
+            raise ValueError(f"resolver_timeout_s must be a positive number of seconds, not {resolver_timeout_s!r}")
         self.name = name
         self.mode: Mode = mode
         self.approval_mode: ApprovalMode = approval_mode
@@ -121,7 +125,8 @@ class Gateway:
         self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
         self.audit = AuditLog(self.db, keys=load_chain_keys(audit_key), anchors=open_sink(anchors))
         self.store = open_store(state, self.db)
-        self.context = GatewayContext(self.store)
+        self.context = GatewayContext(self.store, resolver_timeout_s)
+        self._tool_threads = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="agentcore-tool")
         if ledger is not None:
             self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
@@ -209,8 +214,12 @@ class Gateway:
         approval: ApprovalMode | None = None,
         approval_timeout_s: float | None = None,
     ) -> Any:
-        """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision."""
-        plan = self._admit(name, args, principal, agent, session, tenant)
+        """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision.
+
+        Admission (resolvers, state and audit reads and writes) and sync tools run in threads, so one slow call
+        never holds up the event loop that serves every other caller.
+        """
+        plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
         if isinstance(plan, Approval):
             pending = self._awaited(plan, approval)
             return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
@@ -361,10 +370,11 @@ class Gateway:
         try:
             if tool.is_async:
                 result = await asyncio.wait_for(tool.func(**plan.kwargs), tool.timeout)
-            elif tool.timeout is not None:
-                result = await asyncio.wait_for(asyncio.to_thread(tool.func, **plan.kwargs), tool.timeout)
             else:
-                result = tool.func(**plan.kwargs)
+                running = asyncio.get_running_loop().run_in_executor(
+                    self._tool_threads, functools.partial(tool.func, **plan.kwargs)
+                )
+                result = await asyncio.wait_for(running, tool.timeout)
         except BaseException as exc:
             return self._complete(plan, None, exc, started)
         return self._complete(plan, result, None, started)
@@ -431,6 +441,8 @@ class Gateway:
         return forget_subject(self.db, subject, self.audit.sealer)
 
     def close(self) -> None:
+        self._tool_threads.shutdown(wait=False)
+        self.context.close()
         self.audit.close()
         self.store.close()
         self.db.close()

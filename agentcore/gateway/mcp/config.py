@@ -94,6 +94,7 @@ class ProxyConfig(_Strict):
     audit_key_file: Path | None = Field(None, description="audit chain keys (default $AGENTCORE_AUDIT_KEY_FILE)")
     anchors: Path | None = Field(None, description="JSONL file of signed audit checkpoints")
     mode: Literal["enforce", "monitor"] = "enforce"
+    resolver_timeout_s: float = Field(5.0, gt=0, description="deadline of each resolver lookup; late fails closed")
     tools: list[str] = Field([], description="`module:function` callables that register in-process tools")
     identity: Identity | None = None
     auth: Auth | None = None

@@ -54,6 +54,7 @@ class McpProxy:
             name=config.name,
             audit_key=config.audit_key_file,
             anchors=config.anchors,
+            resolver_timeout_s=config.resolver_timeout_s,
         )
         for spec in config.tools:
             _load_registrar(spec)(self.gateway)
