@@ -162,9 +162,10 @@ def approvals_list(
     if not rows:
         console.print(f"no {status} approval requests")
     for a in rows:
-        roles = ", ".join(a.approver_roles) or "any other principal"
+        signed = {s.role: s.by for s in a.signoffs}
+        roles = ", ".join(f"{r} (by {signed[r]})" if r in signed else r for r in a.approver_roles) or "none named"
         console.print(
-            f"{a.id}  {a.status}  {a.tool}  requested by {a.requester}  approver: {roles}  "
+            f"{a.id}  {a.status}  {a.tool}  requested by {a.requester}  approvers: {roles}  "
             f"created {_when(a.created)}  expires {_when(a.expires)}  args {canonical.dumps(a.args)}",
             highlight=False,
             soft_wrap=True,
@@ -181,8 +182,13 @@ def _decide(approval_id: str, database: str | None, by: str, roles: list[str], n
         approval = store.decide(approval_id, by=Principal(id=by, roles=frozenset(roles)), approve=approve, note=note)
     except AgentCoreError as error:
         fail(error, 1)
+    if approval.status == "pending":
+        console.print(f"{approval.id} signed off by {by}; still needs role {' and '.join(approval.missing_roles)}")
+        return
     verb = "approved" if approve else "rejected"
-    console.print(f"{approval.id} {verb} by {by}; the gateway executes approved calls when the caller resumes")
+    console.print(
+        f"{approval.id} {verb} by {by}; the gateway executes an approved call when its caller waits or retries it"
+    )
 
 
 BY = typer.Option(..., "--by", help="Your principal id (must differ from the requester).")

@@ -28,6 +28,7 @@ from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
 from agentcore.gateway.errors import (
+    ApprovalError,
     ApprovalRequired,
     GatewayError,
     ToolArgumentError,
@@ -46,7 +47,7 @@ from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.engine import PolicyEngine
-from agentcore.policies.model import Decision, Effect, Reason, Request
+from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
 
 if TYPE_CHECKING:
     from agentcore.accel.ledger import Ledger
@@ -226,10 +227,28 @@ class Gateway:
         return await self._run_async(plan)
 
     def _awaited(self, pending: Approval, approval: ApprovalMode | None) -> Approval:
-        """The approval to wait for in ``wait`` mode; in ``raise`` mode, ApprovalRequired with its id."""
-        if (approval or self.approval_mode) == "raise":
-            raise ApprovalRequired(pending.tool, pending.id, ", ".join(pending.approver_roles) or None)
+        """The approval to wait for (or, approved already, to execute); pending in ``raise`` mode,
+        ApprovalRequired with its id."""
+        if pending.status == "pending" and (approval or self.approval_mode) == "raise":
+            raise ApprovalRequired(pending.tool, pending.id, " and ".join(pending.missing_roles) or None)
         return pending
+
+    # ---- the seam of gw.approvals: a claimed request is decided again, with the approval, and run ---------
+    def run_approved(self, approval: Approval) -> Any:
+        """Run the call of a claimed approval (``gw.approvals.execute``); a deny added meanwhile still wins."""
+        return self._run_sync(self._readmit(approval))
+
+    async def arun_approved(self, approval: Approval) -> Any:
+        return await self._run_async(await asyncio.to_thread(self._readmit, approval))
+
+    def _readmit(self, approval: Approval) -> _Plan:
+        principal = Principal.model_validate(approval.principal)
+        plan = self._admit(
+            approval.tool, approval.args, principal, approval.agent, approval.session, approval.tenant, approval
+        )
+        if isinstance(plan, Approval):  # pragma: no cover - admission with an approval never asks for another
+            raise ApprovalError(f"approval {approval.id} could not be executed")
+        return plan
 
     # ---- admission: resolve, validate, decide, approvals, reservations; fail closed -------------------------
     def _admit(
@@ -298,6 +317,12 @@ class Gateway:
         effect = decision.effect
         if effect is Effect.NEEDS_APPROVAL and approved is not None:
             detail["approval_id"] = approved.id
+            detail["approved_by"] = [{"by": s.by, "role": s.role} for s in approved.signoffs]
+            unmet = set(decision.obligations.approver_roles) - {s.role for s in approved.signoffs}
+            if unmet:  # the policy changed since: the approval no longer covers every requirement
+                text = f"approval {approved.id} lacks a sign-off by role {' and '.join(sorted(unmet))}"
+                self._record(event, "deny", "denied", {**detail, "error": text})
+                raise ToolDenied(request.action, [text + "; request it again"], audit_id=event["call_id"])
             effect = Effect.ALLOW
         if effect is not Effect.ALLOW and self.mode == "monitor":
             self._record(event, f"would_{effect.value}", "allowed_by_monitor", detail, mode="monitor")
@@ -306,8 +331,12 @@ class Gateway:
             self._record(event, "deny", "denied", detail)
             annotate_span(request.action, "deny", decision)
             raise ToolDenied(request.action, decision.reasons, audit_id=event["call_id"])
+        if effect is Effect.NEEDS_APPROVAL and not decision.obligations.approver_roles:
+            text = 'its approval rule names no approver role, so no one may approve it (add `from role "..."`)'
+            self._record(event, "deny", "denied", {**detail, "error": text})
+            raise ToolDenied(request.action, [text], audit_id=event["call_id"])
         if effect is Effect.NEEDS_APPROVAL:
-            pending = self.approvals.store.create(
+            pending = self.approvals.store.request(
                 tool=tool.name,
                 args=request.args,
                 principal=request.principal.model_dump(mode="json"),
@@ -318,7 +347,7 @@ class Gateway:
                 rules=[r.rule_id for r in decision.reasons],
                 ttl_s=self.approval_ttl_s,
             )
-            self._record(event, "needs_approval", "pending", {**detail, "approval_id": pending.id})
+            self._record(event, "needs_approval", pending.status, {**detail, "approval_id": pending.id})
             annotate_span(request.action, "needs_approval", decision)
             return pending
         try:

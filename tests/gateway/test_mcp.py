@@ -22,7 +22,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import HEADER_MISMATCH
+from typer.testing import CliRunner
 
+from agentcore.cli import app
 from agentcore.errors import ConfigError
 from agentcore.evaluations.importers.gateway import read_gateway_sessions
 from agentcore.gateway.audit import AuditLog
@@ -40,6 +42,8 @@ allow crm.delete_customer for users with role "admin".
 allow calc.add when a is at most 100.
 limit calc.add to 2 calls per minute per session.
 allow crm.charge for users with role "billing".
+require approval from role "manager" for crm.delete_customer for users with role "admin"
+    when customer_id starts with "vip".
 redact email addresses in results of crm.lookup.
 """
 
@@ -216,6 +220,28 @@ def test_http_sessions_are_never_shared_between_principals(http_proxy: str, tmp_
     asyncio.run(main())
     sessions = {r["principal"]: r["session"] for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows()}
     assert sessions["bob"] != sessions["carol"]
+
+
+def test_an_approved_call_runs_once_when_the_mcp_client_retries_it(http_proxy: str, tmp_path: Path) -> None:
+    """Pending -> the same call again is the same request -> approved from the CLI -> the next retry runs it on
+    the upstream and returns its result -> the retry after that is a new request."""
+    delete = ("crm__delete_customer", {"customer_id": "vip7"})
+    token = _token("root", ["admin"])
+    first, still = asyncio.run(_calls(http_proxy, token, [delete, delete]))
+    assert first.is_error and "Pending human approval" in _text(first) and "same call again" in _text(first)
+    approval_id = _text(first).split("(")[1].split(")")[0]
+    assert _text(still) == _text(first)  # retried while pending: the same request, not a new one
+    database = str(tmp_path / "gw.db")
+    approve = ["gateway", "approvals", "approve", approval_id, "-d", database, "--by", "mona", "--role", "manager"]
+    assert CliRunner().invoke(app, approve).exit_code == 0
+    done, again = asyncio.run(_calls(http_proxy, token, [delete, delete]))
+    assert not done.is_error and _text(done) == "deleted vip7"
+    assert again.is_error and "Pending human approval" in _text(again) and approval_id not in _text(again)
+    log = AuditLog(Database(database))
+    ran = [r for r in log.rows() if r["kind"] == "execution" and r["tool"] == "crm.delete_customer"]
+    assert len(ran) == 1 and ran[0]["outcome"] == "ok" and json.loads(ran[0]["detail"])["approval_id"] == approval_id
+    (signoff,) = [json.loads(r["detail"]) for r in log.rows() if r["kind"] == "approval"]
+    assert (signoff["by"], signoff["role"]) == ("mona", "manager")
 
 
 def test_upstream_is_error_is_audited_as_a_failed_execution(http_proxy: str, tmp_path: Path) -> None:

@@ -158,7 +158,10 @@ class McpProxy:
                 approval="raise",
             )  # fmt: skip
         except ApprovalRequired as pending:
-            return _error(f"Pending human approval ({pending.approval_id}); it runs once approved.")
+            return _error(
+                f"Pending human approval ({pending.approval_id}). Once it is approved, make the same call again "
+                "(same arguments) to run it and get its result."
+            )
         except ToolExecutionError as error:
             if isinstance(error.__cause__, UpstreamToolError):  # audited as failed; the client sees the upstream's
                 return types.CallToolResult.model_validate(error.__cause__.result)
