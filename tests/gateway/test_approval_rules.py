@@ -4,7 +4,9 @@ that names no approver rejected; a retried call finds its request instead of ope
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +31,32 @@ CFO = {"id": "cleo", "roles": ["cfo"]}
 BIG = {"to": "acme", "amount": 50000}
 
 
-def _gateway(tmp_path: Path, policy: str = POLICY, **options: Any) -> tuple[Gateway, list[dict[str, Any]]]:
-    (tmp_path / "p").mkdir(exist_ok=True)
-    (tmp_path / "p" / "wires.policy").write_text(policy)
-    options.setdefault("database", str(tmp_path / "gw.db"))
-    gw = Gateway(tmp_path / "p", **options)
-    sent: list[dict[str, Any]] = []
+Wires = Callable[..., tuple[Gateway, list[dict[str, Any]]]]
 
-    @gw.tool(name="wire.send")
-    def send(to: str, amount: int) -> str:
-        sent.append({"to": to, "amount": amount})
-        return f"sent {amount} to {to}"
 
-    return gw, sent
+@pytest.fixture
+def wires(tmp_path: Path) -> Iterator[Wires]:
+    """``wires(policy=POLICY, **Gateway options)`` -> (gateway with ``wire.send``, the wires it sent); closed after."""
+    made: list[Gateway] = []
+
+    def make(policy: str = POLICY, **options: Any) -> tuple[Gateway, list[dict[str, Any]]]:
+        (tmp_path / "p").mkdir(exist_ok=True)
+        (tmp_path / "p" / "wires.policy").write_text(policy)
+        options.setdefault("database", str(tmp_path / "gw.db"))
+        gw = Gateway(tmp_path / "p", **options)
+        made.append(gw)
+        sent: list[dict[str, Any]] = []
+
+        @gw.tool(name="wire.send")
+        def send(to: str, amount: int) -> str:
+            sent.append({"to": to, "amount": amount})
+            return f"sent {amount} to {to}"
+
+        return gw, sent
+
+    yield make
+    for gw in made:
+        gw.close()
 
 
 def _request(gw: Gateway, args: dict[str, Any] = BIG) -> ApprovalRequired:
@@ -54,8 +69,12 @@ def _records(gw: Gateway, kind: str) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, gw.audit.export_jsonl()) if r["kind"] == kind]
 
 
-def test_every_required_role_signs_off_each_by_another_principal(tmp_path: Path) -> None:
-    gw, sent = _gateway(tmp_path)
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_every_required_role_signs_off_each_by_another_principal(
+    wires: Wires, tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
+    database = str(tmp_path / "gw.db") if store == "sqlite" else request.getfixturevalue("pg_url")
+    gw, sent = wires(database=database)
     pending = _request(gw)
     assert gw.approvals.get(pending.approval_id).approver_roles == ["supervisor", "cfo"]
     partly = gw.approvals.approve(pending.approval_id, by=SUPERVISOR)
@@ -75,8 +94,8 @@ def test_every_required_role_signs_off_each_by_another_principal(tmp_path: Path)
     assert execution["detail"]["approved_by"] == [{"by": "sam", "role": "supervisor"}, {"by": "cleo", "role": "cfo"}]
 
 
-def test_one_holder_of_a_required_role_may_reject(tmp_path: Path) -> None:
-    gw, sent = _gateway(tmp_path)
+def test_one_holder_of_a_required_role_may_reject(wires: Wires) -> None:
+    gw, sent = wires()
     pending = _request(gw)
     gw.approvals.approve(pending.approval_id, by=SUPERVISOR)
     gw.approvals.reject(pending.approval_id, by=CFO, note="not budgeted")
@@ -85,8 +104,8 @@ def test_one_holder_of_a_required_role_may_reject(tmp_path: Path) -> None:
     assert sent == [] and [r["effect"] for r in _records(gw, "approval")] == ["approved", "rejected"]
 
 
-def test_an_approval_past_its_ttl_never_executes(tmp_path: Path) -> None:
-    gw, sent = _gateway(tmp_path, approval_ttl_s=0.3)
+def test_an_approval_past_its_ttl_never_executes(wires: Wires) -> None:
+    gw, sent = wires(approval_ttl_s=0.3)
     pending = _request(gw, {"to": "acme", "amount": 5000})  # supervisor only
     gw.approvals.approve(pending.approval_id, by=SUPERVISOR, execute=False)
     time.sleep(0.4)
@@ -97,8 +116,8 @@ def test_an_approval_past_its_ttl_never_executes(tmp_path: Path) -> None:
     assert gw.approvals.get(pending.approval_id).status == "expired"
 
 
-def test_a_retried_call_finds_its_request_and_runs_once_approved(tmp_path: Path) -> None:
-    gw, sent = _gateway(tmp_path)
+def test_a_retried_call_finds_its_request_and_runs_once_approved(wires: Wires) -> None:
+    gw, sent = wires()
     args = {"to": "acme", "amount": 5000}
     first = _request(gw, args)
     assert _request(gw, args).approval_id == first.approval_id  # still pending: no second request
@@ -112,16 +131,37 @@ def test_a_retried_call_finds_its_request_and_runs_once_approved(tmp_path: Path)
     assert _request(gw, args).approval_id not in (first.approval_id, other.value.approval_id)  # consumed
 
 
-def test_an_approval_rule_without_a_role_is_a_checker_error_and_denies(tmp_path: Path) -> None:
+def test_an_approval_rule_without_a_role_is_a_checker_error_and_denies(wires: Wires, tmp_path: Path) -> None:
     text = 'policy "w"\nallow wire.send.\nrequire approval for wire.send when amount is more than 1000.\n'
     (finding,) = [f for f in check([parse(text, "w.policy")]) if f.severity == "error"]
     assert (finding.code, finding.line) == ("approval-without-approver", 3) and "from role" in finding.help
     (tmp_path / "w.policy").write_text(text)
     result = CliRunner().invoke(app, ["policy", "check", str(tmp_path / "w.policy")])
     assert result.exit_code != 0 and "approval-without-approver" in result.output
-    gw, sent = _gateway(tmp_path, text)
+    gw, sent = wires(text)
     with pytest.raises(ToolDenied, match="names no approver role"):
         gw.call("wire.send", BIG, principal=TREASURER)
     assert sent == [] and gw.approvals.list() == []
     (denied,) = _records(gw, "decision")
     assert (denied["effect"], denied["outcome"]) == ("deny", "denied")
+
+
+def test_concurrent_approvers_sign_a_role_off_once(wires: Wires) -> None:
+    gw, sent = wires()
+    pending = _request(gw)
+    outcomes: list[str] = []
+
+    def approve(i: int) -> None:
+        try:
+            gw.approvals.approve(pending.approval_id, by={"id": f"sup{i}", "roles": ["supervisor"]}, execute=False)
+            outcomes.append("signed")
+        except ApprovalError:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=approve, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused"] * 7 + ["signed"]
+    assert gw.approvals.get(pending.approval_id).missing_roles == ["cfo"] and sent == []
