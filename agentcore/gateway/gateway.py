@@ -227,8 +227,8 @@ class Gateway:
         return await self._run_async(plan)
 
     def _awaited(self, pending: Approval, approval: ApprovalMode | None) -> Approval:
-        """The approval to wait for (or, approved already, to execute); pending in ``raise`` mode,
-        ApprovalRequired with its id."""
+        """The request to wait for, or (a retried call, approved already) to execute; in ``raise`` mode a pending
+        one raises ApprovalRequired with its id."""
         if pending.status == "pending" and (approval or self.approval_mode) == "raise":
             raise ApprovalRequired(pending.tool, pending.id, " and ".join(pending.missing_roles) or None)
         return pending
