@@ -240,6 +240,9 @@ def _tune_gc_for_serving() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
+_MCP_EXTRA = frozenset({"mcp", "mcp_types", "jwt", "anyio", "uvicorn", "httpx2", "starlette"})  # what it brings
+
+
 @app.command("serve")
 def serve(
     config: Path = typer.Option(..., "--config", "-c", help="gateway.toml: policies, targets, identity, auth."),
@@ -248,10 +251,15 @@ def serve(
     port: int = typer.Option(8765, "--port", help="HTTP port."),
 ) -> None:
     """Serve the gateway as an MCP server that aggregates upstream MCP servers and enforces policies."""
-    import anyio
+    try:
+        import anyio
 
-    from agentcore.gateway.mcp import McpProxy, load_config
-    from agentcore.gateway.mcp.server import loop_options
+        from agentcore.gateway.mcp import McpProxy, load_config
+        from agentcore.gateway.mcp.server import loop_options
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in _MCP_EXTRA:
+            raise
+        fail(f"`gateway serve` needs the mcp extra (missing {error.name}): pip install 'agentcore-governance[mcp]'", 2)
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}", 2)

@@ -382,3 +382,73 @@ def test_param_headers_are_checked_against_what_the_caller_is_listed(tmp_path: P
 
     asyncio.run(main())
     proxy.gateway.close()
+
+
+def test_serve_without_the_mcp_extra_names_the_extra(tmp_path: Path) -> None:
+    without_mcp = "import sys; sys.modules['mcp'] = None; from agentcore.cli import app; app()"
+    config = tmp_path / "gateway.toml"
+    config.write_text("[gateway]\n")
+    done = subprocess.run([sys.executable, "-c", without_mcp, "gateway", "serve", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "agentcore-governance[mcp]" in done.stderr and "Traceback" not in done.stderr
+
+
+def _in_process_proxy(tmp_path: Path, settings: str) -> McpProxy:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "p.policy").write_text('policy "p"\nallow calc.add for users with role "support".\n')
+    config = tmp_path / "gateway.toml"
+    config.write_text(f'[gateway]\npolicies = ["p.policy"]\ndatabase = "{tmp_path / "gw.db"}"\n{settings}')
+    proxy = McpProxy(load_config(config))
+    proxy.gateway.tool(lambda a, b: a + b, name="calc.add", schema={"type": "object"})
+    return proxy
+
+
+def test_http_serves_protected_resource_metadata(tmp_path: Path, monkeypatch: Any) -> None:
+    """RFC 9728: where to get a token, at the well-known URL that every 401 names."""
+    monkeypatch.setenv("GW_TEST_SECRET", SECRET)
+    proxy = _in_process_proxy(
+        tmp_path, '[gateway.auth]\nsecret_env = "GW_TEST_SECRET"\nissuer = "https://login.example"\n'
+    )
+
+    async def main() -> None:
+        transport = httpx2.ASGITransport(app=proxy.http_app())
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gw.test:8765") as http:
+            denied = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert denied.status_code == 401
+            challenge = denied.headers["www-authenticate"]
+            assert 'resource_metadata="http://gw.test:8765/.well-known/oauth-protected-resource/mcp"' in challenge
+            for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
+                metadata = (await http.get(path)).json()
+                assert metadata["resource"] == "http://gw.test:8765/mcp"
+                assert metadata["authorization_servers"] == ["https://login.example"]
+                assert metadata["bearer_methods_supported"] == ["header"]
+
+    asyncio.run(main())
+    proxy.gateway.close()
+
+
+def test_unauthenticated_http_is_an_explicit_loopback_only_dev_mode(tmp_path: Path) -> None:
+    identity = '[gateway.identity]\nprincipal = "dev"\nroles = ["support"]\n'
+    without = _in_process_proxy(tmp_path / "a", identity)
+    with pytest.raises(ConfigError, match="dev_unauthenticated = true"):
+        without.http_app()
+    without.gateway.close()
+    proxy = _in_process_proxy(tmp_path / "b", "dev_unauthenticated = true\n" + identity)
+    for public in ("0.0.0.0", "192.168.1.5", "::"):
+        with pytest.raises(ConfigError, match="only loopback"):
+            proxy.http_app(public)
+    app = proxy.http_app("127.0.0.1")
+
+    async def main() -> None:
+        async with (
+            proxy.server.session_manager.run(),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as http,
+            Client(streamable_http_client("http://127.0.0.1:8765/mcp", http_client=http)) as client,
+        ):
+            assert [t.name for t in (await client.list_tools()).tools] == ["calc_add"]
+            assert _text(await client.call_tool("calc_add", {"a": 2, "b": 3})) == "5"
+
+    asyncio.run(main())
+    assert {r["principal"] for r in proxy.gateway.audit.rows()} == {"dev"}
+    proxy.gateway.close()

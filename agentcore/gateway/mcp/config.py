@@ -60,6 +60,10 @@ class Auth(_Strict):
     agent_claim: str | None = None
     tenant_claim: str | None = None
     leeway_s: float = 30.0
+    resource: str | None = Field(
+        None, description="this gateway's MCP URL in RFC 9728 metadata (default: as requested)"
+    )
+    authorization_servers: list[str] = Field([], description="where clients get tokens (RFC 9728; default: issuer)")
 
     @model_validator(mode="after")
     def _has_key(self) -> Auth:
@@ -97,6 +101,7 @@ class ProxyConfig(_Strict):
     resolver_timeout_s: float = Field(5.0, gt=0, description="deadline of each resolver lookup; late fails closed")
     tools: list[str] = Field([], description="`module:function` callables that register in-process tools")
     identity: Identity | None = None
+    dev_unauthenticated: bool = Field(False, description="HTTP without auth, every caller the identity; loopback only")
     auth: Auth | None = None
     targets: list[Target] = []
 

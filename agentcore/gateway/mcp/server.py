@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import ipaddress
 import json
 import logging
 import uuid
@@ -28,7 +29,7 @@ from agentcore.gateway import canonical
 from agentcore.gateway.errors import ApprovalRequired, GatewayError, ToolExecutionError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
-from agentcore.gateway.mcp.config import ProxyConfig
+from agentcore.gateway.mcp.config import Identity, ProxyConfig
 from agentcore.gateway.mcp.upstream import Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
@@ -81,11 +82,9 @@ class McpProxy:
         caller: Caller | None = getattr(state, "agentcore_caller", None) if state is not None else None
         if caller is not None:
             return caller
-        identity = self.config.identity
-        if identity is None or request is not None:
+        if self.config.identity is None or request is not None:
             raise AuthError("no caller identity: configure [gateway.identity] for stdio or [gateway.auth] for HTTP")
-        principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
-        return principal, AgentInfo(id=identity.agent), identity.tenant
+        return _identity_caller(self.config.identity)
 
     def _session(self, ctx: Any, caller: Caller) -> str:
         """The key of ``per session`` and ``in the same session`` rules; never shared by two principals.
@@ -178,11 +177,29 @@ class McpProxy:
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
-        """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification."""
-        if self.verifier is None:
-            raise ConfigError("serving over HTTP needs [gateway.auth] (bearer JWT settings)")
+        """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification (or, in loopback development
+        mode, every request is the configured identity)."""
         app = self.server.streamable_http_app(host=host, json_response=True)  # no SSE framing per response
-        return _JwtMiddleware(app, self.verifier)
+        if self.verifier is not None:
+            auth = self.config.auth
+            assert auth is not None
+            servers = auth.authorization_servers or ([auth.issuer] if auth.issuer else [])
+            metadata = {"authorization_servers": servers, "bearer_methods_supported": ["header"],
+                        "resource_name": self.config.name}  # fmt: skip
+            return _CallerMiddleware(app, self.verifier.verify, metadata, auth.resource)
+        if not self.config.dev_unauthenticated:
+            raise ConfigError(
+                "serving over HTTP needs [gateway.auth] (bearer JWT settings); for development on this machine "
+                "only, set dev_unauthenticated = true with a [gateway.identity]"
+            )
+        if not _is_loopback(host):
+            raise ConfigError(f"dev_unauthenticated serves only loopback addresses (127.0.0.1, ::1), not {host!r}")
+        if self.config.identity is None:
+            raise ConfigError("dev_unauthenticated needs [gateway.identity]: who every caller is")
+        log.warning("serving MCP over HTTP without authentication on %s: every caller is %r (development only)",
+                    host, self.config.identity.principal)  # fmt: skip
+        caller = _identity_caller(self.config.identity)
+        return _CallerMiddleware(app, lambda authorization: caller)
 
     async def run_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         import uvicorn
@@ -213,26 +230,46 @@ class _TracedWhenConfigured:
         return await self.traced(ctx, call_next)
 
 
-class _JwtMiddleware:
-    """Rejects HTTP requests without a valid bearer JWT (401) and hands the caller to the MCP handlers."""
+class _CallerMiddleware:
+    """Finds the caller before the MCP layer sees the request (``verify`` maps the Authorization header to a
+    Caller or raises AuthError: HTTP 401) and hands it to the handlers.
 
-    def __init__(self, app: ASGIApp, verifier: JwtVerifier) -> None:
+    With ``metadata`` it also serves RFC 9728 Protected Resource Metadata at
+    ``/.well-known/oauth-protected-resource[/mcp]`` and names it in each 401, so a client can find the
+    authorization server to get a token from.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        verify: Callable[[str | None], Caller],
+        metadata: dict[str, Any] | None = None,
+        resource: str | None = None,
+    ) -> None:
         self.app = app
-        self.verifier = verifier
+        self.verify = verify
+        self.metadata = metadata
+        self.resource = resource
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request_headers = dict(scope.get("headers") or [])
+        if self.metadata is not None and scope["path"].rstrip("/") in _METADATA_PATHS:
+            document = {"resource": self._resource(scope, request_headers), **self.metadata}
+            await _respond(send, 200, json.dumps(document).encode(), [])
+            return
         try:
-            caller = self.verifier.verify(request_headers.get(b"authorization", b"").decode("latin-1") or None)
+            caller = self.verify(request_headers.get(b"authorization", b"").decode("latin-1") or None)
         except AuthError as error:
             log.warning("rejected MCP request: %s", error)
             body = json.dumps({"error": "invalid_token", "error_description": str(error)}).encode()
-            headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer error="invalid_token"')]
-            await send({"type": "http.response.start", "status": 401, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            challenge = 'Bearer error="invalid_token"'
+            if self.metadata is not None:
+                base = self._resource(scope, request_headers).removesuffix("/mcp")
+                challenge += f', resource_metadata="{base}{_METADATA_PATHS[1]}"'
+            await _respond(send, 401, body, [(b"www-authenticate", challenge.encode("latin-1"))])
             return
         scope.setdefault("state", {})["agentcore_caller"] = caller
         token = _http_caller.set(caller)
@@ -240,6 +277,36 @@ class _JwtMiddleware:
             await self.app(scope, receive, send)
         finally:
             _http_caller.reset(token)
+
+    def _resource(self, scope: MutableMapping[str, Any], headers: dict[bytes, bytes]) -> str:
+        """The configured resource URL, else this server's ``/mcp`` as the request reached it."""
+        if self.resource is not None:
+            return self.resource
+        host = headers.get(b"host", b"127.0.0.1").decode("latin-1")
+        return f"{scope.get('scheme', 'http')}://{host}/mcp"
+
+
+_METADATA_PATHS = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp")
+
+
+async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    headers = [(b"content-type", b"application/json"), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _identity_caller(identity: Identity) -> Caller:
+    principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
+    return principal, AgentInfo(id=identity.agent), identity.tenant
 
 
 def _error(text: str) -> types.CallToolResult:
