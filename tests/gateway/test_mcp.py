@@ -32,6 +32,7 @@ from agentcore.gateway.db import Database
 from agentcore.gateway.mcp import McpProxy
 from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
 from agentcore.gateway.mcp.config import Auth, load_config
+from agentcore.gateway.mcp.server import APPROVAL_META
 
 HERE = Path(__file__).parent
 AGENTCORE = str(Path(sys.executable).parent / "agentcore")
@@ -242,6 +243,32 @@ def test_an_approved_call_runs_once_when_the_mcp_client_retries_it(http_proxy: s
     assert len(ran) == 1 and ran[0]["outcome"] == "ok" and json.loads(ran[0]["detail"])["approval_id"] == approval_id
     (signoff,) = [json.loads(r["detail"]) for r in log.rows() if r["kind"] == "approval"]
     assert (signoff["by"], signoff["role"]) == ("mona", "manager")
+
+
+def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_proxy: str, tmp_path: Path) -> None:
+    async def call(token: str, approval_id: str | None = None) -> Any:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(http_proxy, http_client=http)) as client,
+        ):
+            meta = {APPROVAL_META: approval_id} if approval_id else None
+            return await client.call_tool("crm__delete_customer", {"customer_id": "vip8"}, meta=meta)
+
+    root = _token("root", ["admin"])
+    pending = asyncio.run(call(root))
+    approval_id = _text(pending).split("(")[1].split(")")[0]
+    assert APPROVAL_META in _text(pending)
+    still = asyncio.run(call(root, approval_id))
+    assert still.is_error and approval_id in _text(still)  # pending: named, not run
+    database = str(tmp_path / "gw.db")
+    approve = ["gateway", "approvals", "approve", approval_id, "-d", database, "--by", "mona", "--role", "manager"]
+    assert CliRunner().invoke(app, approve).exit_code == 0
+    stolen = asyncio.run(call(_token("eve", ["admin"]), approval_id))
+    assert stolen.is_error and "not a request of yours" in _text(stolen)
+    assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"
+    assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"  # the stored result; it ran once
+    ran = [r for r in AuditLog(Database(database)).rows() if r["kind"] == "execution"]
+    assert len(ran) == 1 and ran[0]["tool"] == "crm.delete_customer"
 
 
 def test_upstream_is_error_is_audited_as_a_failed_execution(http_proxy: str, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ bearer JWT on HTTP (checked by an ASGI middleware before the MCP layer; bad toke
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import ipaddress
@@ -26,7 +27,7 @@ from opentelemetry import trace
 
 from agentcore.errors import ConfigError
 from agentcore.gateway import canonical
-from agentcore.gateway.errors import ApprovalRequired, GatewayError, ToolExecutionError
+from agentcore.gateway.errors import ApprovalError, ApprovalRequired, GatewayError, ToolExecutionError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
 from agentcore.gateway.mcp.config import Identity, ProxyConfig
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 # The HTTP caller, for code the SDK runs in the request's task without a request context (the schema lookup).
 _http_caller: ContextVar[Caller | None] = ContextVar("agentcore_http_caller", default=None)
+APPROVAL_META = "agentcore/approval_id"  # a tools/call ``_meta`` key: run this approved request
 
 
 class McpProxy:
@@ -151,15 +153,20 @@ class McpProxy:
             return _error(str(error))
         name = self._names().get(params.name, params.name)
         session = self._session(ctx, (principal, agent, tenant))
+        approval_id = (params.meta or {}).get(APPROVAL_META)
         try:
-            result = await self.gateway.acall(
-                name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
-                approval="raise",
-            )  # fmt: skip
+            if approval_id is not None:
+                result = await self._approved(str(approval_id), name, (principal, agent, tenant))
+            else:
+                result = await self.gateway.acall(
+                    name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
+                    approval="raise",
+                )  # fmt: skip
         except ApprovalRequired as pending:
             return _error(
                 f"Pending human approval ({pending.approval_id}). Once it is approved, make the same call again "
-                "(same arguments) to run it and get its result."
+                f'(same arguments, or _meta {{"{APPROVAL_META}": "{pending.approval_id}"}}) to run it and get '
+                "its result."
             )
         except ToolExecutionError as error:
             if isinstance(error.__cause__, UpstreamToolError):  # audited as failed; the client sees the upstream's
@@ -170,6 +177,19 @@ class McpProxy:
         if name in self.upstreams.origin and isinstance(result, dict) and "content" in result:
             return types.CallToolResult.model_validate(result)
         return _wrap(result)
+
+    async def _approved(self, approval_id: str, name: str, caller: Caller) -> Any:
+        """The call of the approval named in ``_meta``, for its requester only: the approved arguments run once;
+        after that the stored result comes back."""
+        approval = await asyncio.to_thread(self.gateway.approvals.get, approval_id)
+        principal, agent, tenant = caller
+        if (approval.tool, approval.requester, approval.agent.get("id"), approval.tenant) != (
+            name, principal.id, agent.id, tenant,
+        ):  # fmt: skip
+            raise ApprovalError(f"approval {approval_id} is not a request of yours for this tool")
+        if approval.status == "pending":
+            raise ApprovalRequired(approval.tool, approval.id, " and ".join(approval.missing_roles) or None)
+        return await self.gateway.approvals.wait(approval_id, 0)
 
     # ---- transports -----------------------------------------------------------------------------------------
     async def run_stdio(self) -> None:
