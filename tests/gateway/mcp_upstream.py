@@ -32,6 +32,24 @@ def charge(customer_id: str, amount: int) -> str:
     raise ToolError(f"card of {customer_id} declined for {amount}")
 
 
+@server.resource("docs://handbook")
+def handbook() -> str:
+    """The support handbook."""
+    return "Be kind to customers."
+
+
+@server.resource("docs://salaries")
+def salaries() -> str:
+    """Salaries (confidential)."""
+    return "everyone: 1,000,000"
+
+
+@server.prompt()
+def greet(name: str) -> str:
+    """How to greet a customer."""
+    return f"Greet {name} warmly."
+
+
 def register_local(gateway: Any) -> None:
     """``tools = ["mcp_upstream:register_local"]`` in gateway.toml: an in-process tool next to the upstreams."""
 

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import HEADER_MISMATCH
 from typer.testing import CliRunner
 
@@ -46,6 +47,8 @@ allow crm.charge for users with role "billing".
 require approval from role "manager" for crm.delete_customer for users with role "admin"
     when customer_id starts with "vip".
 redact email addresses in results of crm.lookup.
+allow resource.crm for users with role "support" when uri starts with "docs://handbook".
+allow prompt.crm.greet for users with role "support".
 """
 
 
@@ -269,6 +272,41 @@ def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_pr
     assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"  # the stored result; it ran once
     ran = [r for r in AuditLog(Database(database)).rows() if r["kind"] == "execution"]
     assert len(ran) == 1 and ran[0]["tool"] == "crm.delete_customer"
+
+
+def test_resources_and_prompts_pass_through_governed_per_caller(http_proxy: str, tmp_path: Path) -> None:
+    async def session(token: str) -> dict[str, Any]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(http_proxy, http_client=http)) as client,
+        ):
+            seen: dict[str, Any] = {
+                "tools": sorted(t.name for t in (await client.list_tools()).tools),
+                "resources": sorted(str(r.uri) for r in (await client.list_resources()).resources),
+                "prompts": [p.name for p in (await client.list_prompts()).prompts],
+            }
+            if seen["resources"]:
+                handbook = await client.read_resource("docs://handbook")
+                seen["handbook"] = handbook.contents[0].text  # type: ignore[union-attr]
+                with pytest.raises(MCPError, match="denied by policy"):
+                    await client.read_resource("docs://salaries")
+            if seen["prompts"]:
+                prompt = await client.get_prompt("crm__greet", {"name": "Ann"})
+                seen["prompt"] = prompt.messages[0].content.text  # type: ignore[union-attr]
+            return seen
+
+    support = asyncio.run(session(_token("bob", ["support"])))
+    assert support == {
+        "tools": ["calc_add", "crm__lookup"],  # the actions behind resources and prompts are not tools
+        "resources": ["docs://handbook", "docs://salaries"],
+        "prompts": ["crm__greet"],
+        "handbook": "Be kind to customers.",
+        "prompt": "Greet Ann warmly.",
+    }
+    assert asyncio.run(session(_token("root", ["admin"])))["resources"] == []  # no rule lets admins read them
+    decided = [(r["tool"], r["effect"]) for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows() if r["effect"]]
+    assert ("resource.crm", "allow") in decided and ("resource.crm", "deny") in decided
+    assert ("prompt.crm.greet", "allow") in decided
 
 
 def test_upstream_is_error_is_audited_as_a_failed_execution(http_proxy: str, tmp_path: Path) -> None:

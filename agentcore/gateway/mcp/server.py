@@ -22,6 +22,7 @@ import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import x_mcp_header_map
 from opentelemetry import trace
 
@@ -31,7 +32,7 @@ from agentcore.gateway.errors import ApprovalError, ApprovalRequired, GatewayErr
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
 from agentcore.gateway.mcp.config import Identity, ProxyConfig
-from agentcore.gateway.mcp.upstream import Upstreams, UpstreamToolError
+from agentcore.gateway.mcp.upstream import NOT_A_TOOL, Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
 
@@ -64,12 +65,18 @@ class McpProxy:
         self.upstreams = Upstreams(self.gateway, config.targets)
         self.verifier = JwtVerifier(config.auth) if config.auth else None
         self._catalog_cache: tuple[int, dict[str, str], frozenset[str]] = (-1, {}, frozenset())
+        self._resource_owner: dict[str, str] = {}  # resource URI -> the target that listed it
         self._stdio_session = "stdio-" + uuid.uuid4().hex
         self.server: Server[Any] = Server(
             config.name,
             version="1",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
         )
         self.server.middleware = [  # the SDK's span middleware, found by name: its module is private
@@ -105,12 +112,12 @@ class McpProxy:
         """Registry size, exposed name -> gateway tool name, and the tools whose schema names ``Mcp-Param-*``
         headers (``x-mcp-header``); recomputed only when tools were added."""
         if self._catalog_cache[0] != len(self.gateway.registry):
-            tools = list(self.gateway.registry)
+            tools = [t for t in self.gateway.registry if NOT_A_TOOL not in t.tags]
             pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in tools]
             exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
             names = {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
             headers = frozenset(t.name for t in tools if x_mcp_header_map(t.input_schema))
-            self._catalog_cache = (len(tools), names, headers)
+            self._catalog_cache = (len(self.gateway.registry), names, headers)
         return self._catalog_cache
 
     def _names(self) -> dict[str, str]:
@@ -190,6 +197,71 @@ class McpProxy:
         if approval.status == "pending":
             raise ApprovalRequired(approval.tool, approval.id, " and ".join(approval.missing_roles) or None)
         return await self.gateway.approvals.wait(approval_id, 0)
+
+    # ---- resources and prompts: listed per caller, each read or get decided and audited like a tool call -------
+    async def _list_resources(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        resources = []
+        for target, client in self._readable(ctx):
+            listed = (await client.list_resources()).resources
+            self._resource_owner.update((str(r.uri), target) for r in listed)
+            resources.extend(listed)
+        return types.ListResourcesResult(resources=resources)
+
+    async def _list_resource_templates(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates = [t for _, c in self._readable(ctx) for t in (await c.list_resource_templates()).resource_templates]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    def _readable(self, ctx: Any) -> list[tuple[str, Any]]:
+        """(target, client) of the targets whose resources this caller could be allowed to read."""
+        principal, agent, _ = self._caller(ctx)
+        engine = self.gateway.policy.current()
+        return [
+            (t, c) for t, c in self.upstreams.resources.items() if engine.could_allow(principal, agent, f"resource.{t}")
+        ]
+
+    async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        targets = list(self.upstreams.resources)
+        target = self._resource_owner.get(uri) or (targets[0] if len(targets) == 1 else None)
+        if target is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown resource {uri!r}; list the resources first")
+        result = await self._governed(ctx, f"resource.{target}", {"uri": uri})
+        return types.ReadResourceResult.model_validate(result)
+
+    async def _list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        principal, agent, _ = self._caller(ctx)
+        engine = self.gateway.policy.current()
+        return types.ListPromptsResult(
+            prompts=[
+                prompt.model_copy(update={"name": exposed})
+                for exposed, (action, prompt) in self.upstreams.prompts.items()
+                if engine.could_allow(principal, agent, action)
+            ]
+        )
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        found = self.upstreams.prompts.get(params.name)
+        if found is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}")
+        result = await self._governed(ctx, found[0], dict(params.arguments or {}))
+        return types.GetPromptResult.model_validate(result)
+
+    async def _governed(self, ctx: Any, action: str, arguments: dict[str, Any]) -> Any:
+        """Run a resource read or prompt get through the gateway; a denial is an MCP error with the reason."""
+        try:
+            principal, agent, tenant = caller = self._caller(ctx)
+            return await self.gateway.acall(
+                action, arguments, principal=principal, agent=agent, session=self._session(ctx, caller),
+                tenant=tenant, approval="raise",
+            )  # fmt: skip
+        except ApprovalRequired as pending:
+            raise MCPError(
+                code=types.INVALID_REQUEST, message=f"Pending human approval ({pending.approval_id})"
+            ) from None
+        except GatewayError as error:
+            raise MCPError(code=types.INVALID_REQUEST, message=getattr(error, "agent_message", str(error))) from None
 
     # ---- transports -----------------------------------------------------------------------------------------
     async def run_stdio(self) -> None:
