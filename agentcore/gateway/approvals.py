@@ -174,9 +174,9 @@ class ApprovalStore:
             for found in cur.fetchall():
                 approval = _approval(dict(zip(_COLS, found, strict=True)))
                 if approval.is_call(tool, args, str(principal["id"]), str(agent.get("id")), tenant):
-                    return approval
+                    return self._load(cur, approval.id)  # with its sign-offs so far
             row = {
-            "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",
+                "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",
                 "tool": tool, "args": encoded, "principal": canonical.dumps(principal),
                 "agent": canonical.dumps(agent), "session": session, "tenant": tenant,
                 "approver_roles": canonical.dumps(approver_roles), "rules": canonical.dumps(rules),
@@ -217,36 +217,39 @@ class ApprovalStore:
     def decide(self, approval_id: str, *, by: Principal, approve: bool, note: str | None = None) -> Approval:
         """Sign off one approver role of a pending request (approved once every role has), or reject it.
 
-        Raise ApprovalError naming what is wrong; the decision is audited with who made it.
+        Raise ApprovalError naming what is wrong. The decision and its audit record (who, as which role) commit
+        together: no sign-off without its record.
         """
-        with self.db.write("gateway_approvals") as cur:  # serialised: concurrent approvers see each other
-            approval = self._load(cur, approval_id)
-            now = time.time()
-            if approval.status == "pending" and approval.expires <= now:
-                raise ApprovalError(f"approval {approval_id} is expired; the caller must request it again")
-            role = _role_for(approval, by, approve)
+        approval = self.get(approval_id)
+        role = _role_for(approval, by, approve)
+        missing = [r for r in approval.missing_roles if r != role] if approve else approval.missing_roles
+        settled = not approve or not missing
+        now = time.time()
+
+        def decide_in(cur: Any) -> None:  # in the audit record's transaction
+            current = self._load(cur, approval_id)
+            if current.status != "pending" or current.expires <= now or current.signoffs != approval.signoffs:
+                raise ApprovalError(f"approval {approval_id} was decided meanwhile or expired; check its status")
             if approve:
                 cur.execute(self._sign, (approval_id, role, by.id, now, note))
-            if not approve or approval.missing_roles == [role]:
+            if settled:
                 cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, now))
-        decided = self.get(approval_id)
-        detail = {"by": by.id, "role": role, "note": note, "rules": decided.rules, "missing": decided.missing_roles}
-        self.audit.append(
-            AuditEvent(
-                kind="approval",
-                call_id=decided.id,
-                tool=decided.tool,
-                principal=decided.requester,
-                agent=str(decided.agent.get("id")),
-                session=decided.session,
-                tenant=decided.tenant,
-                effect="approved" if approve else "rejected",
-                outcome=None if decided.status != "pending" else "awaiting " + ", ".join(decided.missing_roles),
-                mode=self.mode,
-                detail=detail,
-            )
+
+        event = AuditEvent(
+            kind="approval",
+            call_id=approval.id,
+            tool=approval.tool,
+            principal=approval.requester,
+            agent=str(approval.agent.get("id")),
+            session=approval.session,
+            tenant=approval.tenant,
+            effect="approved" if approve else "rejected",
+            outcome=None if settled else "awaiting " + ", ".join(missing),
+            mode=self.mode,
+            detail={"by": by.id, "role": role, "note": note, "rules": approval.rules, "missing": missing},
         )
-        return decided
+        self.audit.append(event, also=decide_in)
+        return self.get(approval_id)
 
     def claim(self, approval_id: str) -> bool:
         """Move approved -> executing while the request is unexpired; True for exactly one caller."""
