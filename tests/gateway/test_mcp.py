@@ -517,3 +517,13 @@ def test_unauthenticated_http_is_an_explicit_loopback_only_dev_mode(tmp_path: Pa
     asyncio.run(main())
     assert {r["principal"] for r in proxy.gateway.audit.rows()} == {"dev"}
     proxy.gateway.close()
+
+
+def test_stdio_does_not_need_the_http_jwt_secret(tmp_path: Path, monkeypatch: Any) -> None:
+    """A client starting the proxy over stdio passes only the environment it names; the HTTP secret is not in it."""
+    monkeypatch.delenv("GW_UNSET_SECRET", raising=False)
+    settings = '[gateway.identity]\nprincipal = "dev"\n[gateway.auth]\nsecret_env = "GW_UNSET_SECRET"\n'
+    proxy = _in_process_proxy(tmp_path, settings)  # constructing it (what stdio does) needs no secret
+    with pytest.raises(ConfigError, match=r"GW_UNSET_SECRET .* is not set; .*`env` of the official client"):
+        proxy.http_app()
+    proxy.gateway.close()

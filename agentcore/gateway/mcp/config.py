@@ -82,7 +82,10 @@ class Auth(_Strict):
             return self.public_key_file.read_text(encoding="utf-8")
         secret = os.environ.get(self.secret_env or "")
         if not secret:
-            raise ConfigError(f"environment variable {self.secret_env} (the JWT secret) is not set")
+            raise ConfigError(
+                f"environment variable {self.secret_env} (the JWT secret for HTTP) is not set; a client that starts "
+                "the server passes only the environment its server entry names (`env` of the official client)"
+            )
         return secret
 
 

@@ -63,7 +63,6 @@ class McpProxy:
         for spec in config.tools:
             _load_registrar(spec)(self.gateway)
         self.upstreams = Upstreams(self.gateway, config.targets)
-        self.verifier = JwtVerifier(config.auth) if config.auth else None
         self._catalog_cache: tuple[int, dict[str, str], frozenset[str]] = (-1, {}, frozenset())
         self._resource_owner: dict[str, str] = {}  # resource URI -> the target that listed it
         self._stdio_session = "stdio-" + uuid.uuid4().hex
@@ -272,13 +271,13 @@ class McpProxy:
         """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification (or, in loopback development
         mode, every request is the configured identity)."""
         app = self.server.streamable_http_app(host=host, json_response=True)  # no SSE framing per response
-        if self.verifier is not None:
-            auth = self.config.auth
-            assert auth is not None
+        auth = self.config.auth
+        if auth is not None:  # read the key only here: stdio never needs it
+            verifier = JwtVerifier(auth)
             servers = auth.authorization_servers or ([auth.issuer] if auth.issuer else [])
             metadata = {"authorization_servers": servers, "bearer_methods_supported": ["header"],
                         "resource_name": self.config.name}  # fmt: skip
-            return _CallerMiddleware(app, self.verifier.verify, metadata, auth.resource)
+            return _CallerMiddleware(app, verifier.verify, metadata, auth.resource)
         if not self.config.dev_unauthenticated:
             raise ConfigError(
                 "serving over HTTP needs [gateway.auth] (bearer JWT settings); for development on this machine "
