@@ -527,3 +527,35 @@ def test_stdio_does_not_need_the_http_jwt_secret(tmp_path: Path, monkeypatch: An
     with pytest.raises(ConfigError, match=r"GW_UNSET_SECRET .* is not set; .*`env` of the official client"):
         proxy.http_app()
     proxy.gateway.close()
+
+
+def test_a_third_party_mcp_server_from_the_package_index_behind_the_proxy(tmp_path: Path) -> None:
+    """``mcp-server-time`` (the reference time server, from PyPI) as a stdio target, driven by the official client."""
+    target = f'[[gateway.targets]]\nname = "time"\ncommand = "{sys.executable}"\n'
+    target += 'args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]\n'
+    identity = '[gateway.identity]\nprincipal = "dev"\nroles = ["support"]\n'
+    proxy = _in_process_proxy(tmp_path, f"dev_unauthenticated = true\n{identity}{target}")
+    (tmp_path / "p.policy").write_text('policy "t"\nallow time.get_current_time when timezone is "Europe/Paris".\n')
+    proxy.gateway.policy.check_now()
+
+    async def main() -> None:
+        app = proxy.http_app()
+        async with (
+            proxy.upstreams,
+            proxy.server.session_manager.run(),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as http,
+            Client(streamable_http_client("http://127.0.0.1:8765/mcp", http_client=http)) as client,
+        ):
+            assert [t.name for t in (await client.list_tools()).tools] == ["time__get_current_time"]
+            paris = await client.call_tool("time__get_current_time", {"timezone": "Europe/Paris"})
+            assert not paris.is_error and json.loads(_text(paris))["timezone"] == "Europe/Paris"
+            tokyo = await client.call_tool("time__get_current_time", {"timezone": "Asia/Tokyo"})
+            assert tokyo.is_error and "denied by policy" in _text(tokyo)
+            hidden = await client.call_tool("time__convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                                    "target_timezone": "Asia/Tokyo"})  # fmt: skip
+            assert hidden.is_error and "denied by policy" in _text(hidden)
+
+    asyncio.run(main())
+    ran = [(r["tool"], r["outcome"]) for r in proxy.gateway.audit.rows() if r["kind"] == "execution"]
+    assert ran == [("time.get_current_time", "ok")]
+    proxy.gateway.close()
