@@ -97,11 +97,17 @@ def test_every_required_role_signs_off_each_by_another_principal(
 def test_one_holder_of_a_required_role_may_reject(wires: Wires) -> None:
     gw, sent = wires()
     pending = _request(gw)
-    gw.approvals.approve(pending.approval_id, by=SUPERVISOR)
+    database = gw.db.url.removeprefix("sqlite:///")
+    cli = ["gateway", "approvals", "approve", pending.approval_id, "-d", database, "--by", "sam", "--role"]
+    signed = CliRunner().invoke(app, [*cli, "supervisor"])
+    assert signed.exit_code == 0 and "still needs role cfo" in signed.output
+    listed = CliRunner().invoke(app, ["gateway", "approvals", "list", "-d", database]).output
+    assert "supervisor (by sam), cfo" in listed
     gw.approvals.reject(pending.approval_id, by=CFO, note="not budgeted")
     with pytest.raises(ToolDenied, match="rejected by cleo"):
         gw.approvals.execute(pending.approval_id)
     assert sent == [] and [r["effect"] for r in _records(gw, "approval")] == ["approved", "rejected"]
+    assert gw.audit.verify().ok  # the CLI's record and the gateway's share one chain
 
 
 def test_an_approval_past_its_ttl_never_executes(wires: Wires) -> None:
