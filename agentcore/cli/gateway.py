@@ -173,11 +173,16 @@ def approvals_list(
         )
 
 
-def _decide(approval_id: str, database: str | None, by: str, roles: list[str], note: str | None, approve: bool) -> None:
+def _decide(
+    approval_id: str, database: str | None, key_file: Path | None, by: str, roles: list[str], note: str | None,
+    approve: bool,
+) -> None:  # fmt: skip
+    """Decide as ``by``; the decision goes into the audit chain, keyed like the gateway's (``--key-file``)."""
     from agentcore.gateway.approvals import ApprovalStore
     from agentcore.policies.model import Principal
 
-    store = ApprovalStore(_db(database))
+    log = _audit_log(database, key_file)
+    store = ApprovalStore(log.db, log)
     try:
         approval = store.decide(approval_id, by=Principal(id=by, roles=frozenset(roles)), approve=approve, note=note)
     except AgentCoreError as error:
@@ -198,18 +203,20 @@ NOTE = typer.Option(None, "--note", help="Why (kept in the audit).")
 
 @approvals_app.command("approve")
 def approvals_approve(
-    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE
-) -> None:
-    """Approve a pending request (exit 1 if not permitted: wrong role, own request, not pending)."""
-    _decide(approval_id, database, by, role, note, approve=True)
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE,
+    key_file: Path | None = KEY_FILE,
+) -> None:  # fmt: skip
+    """Sign off a pending request (exit 1 if not permitted: wrong role, own request, already signed, not pending)."""
+    _decide(approval_id, database, key_file, by, role, note, approve=True)
 
 
 @approvals_app.command("reject")
 def approvals_reject(
-    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE
-) -> None:
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE,
+    key_file: Path | None = KEY_FILE,
+) -> None:  # fmt: skip
     """Reject a pending request."""
-    _decide(approval_id, database, by, role, note, approve=False)
+    _decide(approval_id, database, key_file, by, role, note, approve=False)
 
 
 @app.command("status")

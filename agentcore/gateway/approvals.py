@@ -22,6 +22,7 @@ from sqlmodel import Field, SQLModel
 
 from agentcore.gateway import canonical
 from agentcore.gateway.audit import AuditEvent, AuditLog
+from agentcore.gateway.audit_keys import load_chain_keys
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ApprovalError
 from agentcore.policies.model import Principal
@@ -121,7 +122,7 @@ class ApprovalStore:
 
     def __init__(self, db: Database, audit: AuditLog | None = None, mode: str = "enforce") -> None:
         self.db = db
-        self.audit = audit or AuditLog(db)
+        self.audit = audit or AuditLog(db, keys=load_chain_keys())  # the environment's chain keys, as the gateway
         self.mode = mode
         db.create([ApprovalRow, SignoffRow])
         q = db.sql

@@ -171,3 +171,17 @@ def test_concurrent_approvers_sign_a_role_off_once(wires: Wires) -> None:
         thread.join()
     assert sorted(outcomes) == ["refused"] * 7 + ["signed"]
     assert gw.approvals.get(pending.approval_id).missing_roles == ["cfo"] and sent == []
+
+
+def test_a_cli_sign_off_joins_a_keyed_audit_chain(wires: Wires, tmp_path: Path) -> None:
+    key_file = tmp_path / "audit.key"
+    key_file.write_text("k1:" + "s" * 40 + "\n")
+    gw, sent = wires(audit_key=key_file)
+    pending = _request(gw, {"to": "acme", "amount": 5000})
+    database = gw.db.url.removeprefix("sqlite:///")
+    cli = ["gateway", "approvals", "approve", pending.approval_id, "-d", database, "--by", "sam", "--role"]
+    signed = CliRunner().invoke(app, [*cli, "supervisor", "--key-file", str(key_file)])
+    assert signed.exit_code == 0, signed.output
+    assert gw.call("wire.send", {"to": "acme", "amount": 5000}, principal=TREASURER) == "sent 5000 to acme"
+    assert gw.audit.verify().ok and [r["detail"]["by"] for r in _records(gw, "approval")] == ["sam"]
+    assert len(sent) == 1
