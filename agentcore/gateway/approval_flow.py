@@ -43,30 +43,22 @@ class Approvals:
 
     def execute(self, approval_id: str) -> Any:
         """Run an approved call once; a later call returns the stored result instead of executing again."""
-        approval = self._claim(approval_id)
-        if approval.status != "executing":
-            return self._settled(approval)
+        if not self.store.claim(approval_id):  # someone else claimed it, or it is not approved (any longer)
+            return self._settled(self.store.get(approval_id))
         try:
-            return self.gateway.run_approved(approval)
+            return self.gateway.run_approved(self.store.get(approval_id))
         except BaseException as exc:  # not admitted again (a deny won): no outcome was recorded for it yet
             self.store.finish(approval_id, ok=False, result={"error": str(exc)})
             raise
 
     async def aexecute(self, approval_id: str) -> Any:
-        approval = self._claim(approval_id)
-        if approval.status != "executing":
-            return self._settled(approval)
+        if not await asyncio.to_thread(self.store.claim, approval_id):
+            return self._settled(await asyncio.to_thread(self.store.get, approval_id))
         try:
-            return await self.gateway.arun_approved(approval)
-        except BaseException as exc:  # not admitted again (a deny won): no outcome was recorded for it yet
-            self.store.finish(approval_id, ok=False, result={"error": str(exc)})
+            return await self.gateway.arun_approved(await asyncio.to_thread(self.store.get, approval_id))
+        except BaseException as exc:
+            await asyncio.to_thread(self.store.finish, approval_id, ok=False, result={"error": str(exc)})
             raise
-
-    def _claim(self, approval_id: str) -> Approval:
-        """The request, ``executing`` for the one caller that claimed it (any other status for the others)."""
-        if not self.store.claim(approval_id):
-            return self.store.get(approval_id)
-        return self.store.get(approval_id).model_copy(update={"status": "executing"})
 
     async def wait(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
         """Wait for a decision on ``approval_id``; then execute (once) or raise why not."""

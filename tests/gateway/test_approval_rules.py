@@ -3,6 +3,7 @@ that names no approver rejected; a retried call finds its request instead of ope
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -185,3 +186,22 @@ def test_a_cli_sign_off_joins_a_keyed_audit_chain(wires: Wires, tmp_path: Path) 
     assert gw.call("wire.send", {"to": "acme", "amount": 5000}, principal=TREASURER) == "sent 5000 to acme"
     assert gw.audit.verify().ok and [r["detail"]["by"] for r in _records(gw, "approval")] == ["sam"]
     assert len(sent) == 1
+
+
+def test_concurrent_retries_of_an_approved_call_run_it_once(wires: Wires) -> None:
+    """Eight ``acall`` retries at once (as MCP clients retry): one runs the call, the others never run it again."""
+    gw, sent = wires()
+    args = {"to": "acme", "amount": 5000}
+    gw.approvals.approve(_request(gw, args).approval_id, by=SUPERVISOR, execute=False)
+
+    async def retry() -> object:
+        try:
+            return await gw.acall("wire.send", args, principal=TREASURER, approval="raise")
+        except (ApprovalError, ApprovalRequired) as error:
+            return type(error).__name__
+
+    async def main() -> list[object]:
+        return list(await asyncio.gather(*(retry() for _ in range(8))))
+
+    results = asyncio.run(main())
+    assert sent == [args] and results.count("sent 5000 to acme") >= 1
