@@ -120,6 +120,14 @@ def _rule_findings(rule: ast.Rule, tools: dict[str, ToolSchema] | None) -> Itera
             f"this rule {verb} every call of every tool",
             "name the tools, or add a condition",
         )
+    if rule.kind == "approval" and rule.approver is None:
+        yield _finding(
+            rule,
+            "error",
+            "approval-without-approver",
+            "this approval rule names no approver role, so the gateway denies every call it matches",
+            'say who may approve: `require approval from role "manager" for ...`',
+        )
     region = rule_region(rule)
     if region is not None and is_empty(region):
         yield _finding(

@@ -162,9 +162,10 @@ def approvals_list(
     if not rows:
         console.print(f"no {status} approval requests")
     for a in rows:
-        roles = ", ".join(a.approver_roles) or "any other principal"
+        signed = {s.role: s.by for s in a.signoffs}
+        roles = ", ".join(f"{r} (by {signed[r]})" if r in signed else r for r in a.approver_roles) or "none named"
         console.print(
-            f"{a.id}  {a.status}  {a.tool}  requested by {a.requester}  approver: {roles}  "
+            f"{a.id}  {a.status}  {a.tool}  requested by {a.requester}  approvers: {roles}  "
             f"created {_when(a.created)}  expires {_when(a.expires)}  args {canonical.dumps(a.args)}",
             highlight=False,
             soft_wrap=True,
@@ -172,17 +173,27 @@ def approvals_list(
         )
 
 
-def _decide(approval_id: str, database: str | None, by: str, roles: list[str], note: str | None, approve: bool) -> None:
+def _decide(
+    approval_id: str, database: str | None, key_file: Path | None, by: str, roles: list[str], note: str | None,
+    approve: bool,
+) -> None:  # fmt: skip
+    """Decide as ``by``; the decision goes into the audit chain, keyed like the gateway's (``--key-file``)."""
     from agentcore.gateway.approvals import ApprovalStore
     from agentcore.policies.model import Principal
 
-    store = ApprovalStore(_db(database))
+    log = _audit_log(database, key_file)
+    store = ApprovalStore(log.db, log)
     try:
         approval = store.decide(approval_id, by=Principal(id=by, roles=frozenset(roles)), approve=approve, note=note)
     except AgentCoreError as error:
         fail(error, 1)
+    if approval.status == "pending":
+        console.print(f"{approval.id} signed off by {by}; still needs role {' and '.join(approval.missing_roles)}")
+        return
     verb = "approved" if approve else "rejected"
-    console.print(f"{approval.id} {verb} by {by}; the gateway executes approved calls when the caller resumes")
+    console.print(
+        f"{approval.id} {verb} by {by}; the gateway executes an approved call when its caller waits or retries it"
+    )
 
 
 BY = typer.Option(..., "--by", help="Your principal id (must differ from the requester).")
@@ -192,18 +203,20 @@ NOTE = typer.Option(None, "--note", help="Why (kept in the audit).")
 
 @approvals_app.command("approve")
 def approvals_approve(
-    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE
-) -> None:
-    """Approve a pending request (exit 1 if not permitted: wrong role, own request, not pending)."""
-    _decide(approval_id, database, by, role, note, approve=True)
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE,
+    key_file: Path | None = KEY_FILE,
+) -> None:  # fmt: skip
+    """Sign off a pending request (exit 1 if not permitted: wrong role, own request, already signed, not pending)."""
+    _decide(approval_id, database, key_file, by, role, note, approve=True)
 
 
 @approvals_app.command("reject")
 def approvals_reject(
-    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE
-) -> None:
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE,
+    key_file: Path | None = KEY_FILE,
+) -> None:  # fmt: skip
     """Reject a pending request."""
-    _decide(approval_id, database, by, role, note, approve=False)
+    _decide(approval_id, database, key_file, by, role, note, approve=False)
 
 
 @app.command("status")
@@ -234,6 +247,9 @@ def _tune_gc_for_serving() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
+_MCP_EXTRA = frozenset({"mcp", "mcp_types", "jwt", "anyio", "uvicorn", "httpx2", "starlette"})  # what it brings
+
+
 @app.command("serve")
 def serve(
     config: Path = typer.Option(..., "--config", "-c", help="gateway.toml: policies, targets, identity, auth."),
@@ -242,10 +258,15 @@ def serve(
     port: int = typer.Option(8765, "--port", help="HTTP port."),
 ) -> None:
     """Serve the gateway as an MCP server that aggregates upstream MCP servers and enforces policies."""
-    import anyio
+    try:
+        import anyio
 
-    from agentcore.gateway.mcp import McpProxy, load_config
-    from agentcore.gateway.mcp.server import loop_options
+        from agentcore.gateway.mcp import McpProxy, load_config
+        from agentcore.gateway.mcp.server import loop_options
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in _MCP_EXTRA:
+            raise
+        fail(f"`gateway serve` needs the mcp extra (missing {error.name}): pip install 'agentcore-governance[mcp]'", 2)
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}", 2)

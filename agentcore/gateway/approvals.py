@@ -1,9 +1,13 @@
 """Persisted approval requests and the rules for deciding them.
 
-State machine: pending -> approved | rejected | expired; approved -> executing -> executed | failed. Every
-transition is a conditional UPDATE, so concurrent approvers or waiters cannot execute a call twice: exactly one
-claim of an approved request succeeds. Only a principal holding one of the approver roles may decide, never the
-requester.
+State machine: pending -> approved | rejected | expired; approved -> executing -> executed | failed, or
+approved -> expired past the TTL. Every transition is a conditional UPDATE, so concurrent approvers or waiters
+cannot execute a call twice: exactly one claim of an approved, unexpired request succeeds.
+
+Who decides: a request lists one approver role per requirement (one per role the matching rules name). Each
+role needs a sign-off by a principal holding it, every sign-off by a different principal, never the requester;
+the request is approved once every role has signed off. A holder of any of the roles may reject it alone.
+Every sign-off and rejection is audited with the approver's identity.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from sqlmodel import Field, SQLModel
 
 from agentcore.gateway import canonical
+from agentcore.gateway.audit import AuditEvent, AuditLog
+from agentcore.gateway.audit_keys import load_chain_keys
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ApprovalError
 from agentcore.policies.model import Principal
@@ -48,6 +54,29 @@ class ApprovalRow(SQLModel, table=True):
     result: str | None = None
 
 
+class SignoffRow(SQLModel, table=True):
+    """One approver role met for one request (its own table: databases of the first release gain it as is)."""
+
+    __tablename__ = "gateway_approval_signoffs"
+
+    approval_id: str = Field(primary_key=True)
+    role: str = Field(primary_key=True)
+    approver: str
+    at: float
+    note: str | None = None
+
+
+class Signoff(BaseModel):
+    """``by`` approved the request as a holder of ``role``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str
+    by: str
+    at: float
+    note: str | None = None
+
+
 class Approval(BaseModel):
     """One approval request as users see it (``args`` canonical, ``principal``/``agent`` as dicts)."""
 
@@ -69,29 +98,57 @@ class Approval(BaseModel):
     decided_at: float | None
     note: str | None
     result: Any = None
+    signoffs: list[Signoff] = []
 
     @property
     def requester(self) -> str:
         return str(self.principal["id"])
 
+    @property
+    def missing_roles(self) -> list[str]:
+        """Approver roles still without a sign-off."""
+        done = {s.role for s in self.signoffs}
+        return [r for r in self.approver_roles if r not in done]
+
+    def is_call(self, tool: str, args: dict[str, Any], principal: str, agent: str, tenant: str | None) -> bool:
+        """Whether this request is for exactly this call (same tool, canonical args and caller)."""
+        return (self.tool, self.args, self.requester, self.agent.get("id"), self.tenant) == (
+            tool, args, principal, agent, tenant,
+        )  # fmt: skip
+
 
 class ApprovalStore:
     """CRUD and guarded transitions of approval requests in the gateway database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, audit: AuditLog | None = None, mode: str = "enforce") -> None:
         self.db = db
-        db.create([ApprovalRow])
+        self.audit = audit or AuditLog(db, keys=load_chain_keys())  # the environment's chain keys, as the gateway
+        self.mode = mode
+        db.create([ApprovalRow, SignoffRow])
         q = db.sql
         self._insert = q(f"INSERT INTO gateway_approvals ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})")
         self._get = q(f"SELECT {', '.join(_COLS)} FROM gateway_approvals WHERE id = ?")
         self._move = q("UPDATE gateway_approvals SET status = ? WHERE id = ? AND status = ?")
+        self._open = q(
+            f"SELECT {', '.join(_COLS)} FROM gateway_approvals "
+            "WHERE tool = ? AND args = ? AND status IN ('pending', 'approved') AND expires > ? ORDER BY created"
+        )
+        self._signoffs = q(
+            "SELECT role, approver, at, note FROM gateway_approval_signoffs WHERE approval_id = ? ORDER BY at"
+        )
+        self._sign = q(
+            "INSERT INTO gateway_approval_signoffs (approval_id, role, approver, at, note) VALUES (?, ?, ?, ?, ?)"
+        )
+        self._claim = q(
+            "UPDATE gateway_approvals SET status = 'executing' WHERE id = ? AND status = 'approved' AND expires > ?"
+        )
         self._decide = q(
             "UPDATE gateway_approvals SET status = ?, decided_by = ?, decided_at = ?, note = ? "
             "WHERE id = ? AND status = 'pending' AND expires > ?"
         )
         self._finish = q("UPDATE gateway_approvals SET status = ?, result = ? WHERE id = ? AND status = 'executing'")
 
-    def create(
+    def request(
         self,
         *,
         tool: str,
@@ -104,31 +161,49 @@ class ApprovalStore:
         rules: list[str],
         ttl_s: float,
     ) -> Approval:
+        """The open (pending or approved, unexpired) request for exactly this call, else a new pending one.
+
+        A caller retrying a call that awaits approval gets the same request back, not another one; retrying it
+        once approved gets the approved request, which the gateway then executes (once).
+        """
+        if not approver_roles:
+            raise ValueError("an approval request needs at least one approver role")
         now = time.time()
-        row = {
-            "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",
-            "tool": tool, "args": canonical.dumps(args), "principal": canonical.dumps(principal),
-            "agent": canonical.dumps(agent), "session": session, "tenant": tenant,
-            "approver_roles": canonical.dumps(approver_roles), "rules": canonical.dumps(rules),
-            "decided_by": None, "decided_at": None, "note": None, "result": None,
-        }  # fmt: skip
+        encoded = canonical.dumps(args)
         with self.db.write("gateway_approvals") as cur:
+            cur.execute(self._open, (tool, encoded, now))
+            for found in cur.fetchall():
+                approval = _approval(dict(zip(_COLS, found, strict=True)))
+                if approval.is_call(tool, args, str(principal["id"]), str(agent.get("id")), tenant):
+                    return self._load(cur, approval.id)  # with its sign-offs so far
+            row = {
+                "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",
+                "tool": tool, "args": encoded, "principal": canonical.dumps(principal),
+                "agent": canonical.dumps(agent), "session": session, "tenant": tenant,
+                "approver_roles": canonical.dumps(approver_roles), "rules": canonical.dumps(rules),
+                "decided_by": None, "decided_at": None, "note": None, "result": None,
+            }  # fmt: skip
             cur.execute(self._insert, tuple(row[c] for c in _COLS))
         return _approval(row)
 
     def get(self, approval_id: str) -> Approval:
         with self.db.read() as cur:
-            cur.execute(self._get, (approval_id,))
-            found = cur.fetchone()
+            approval = self._load(cur, approval_id)
+        if approval.status in ("pending", "approved") and approval.expires <= time.time():
+            self._transition(approval_id, approval.status, "expired")
+            return approval.model_copy(update={"status": "expired"})
+        return approval
+
+    def _load(self, cur: Any, approval_id: str) -> Approval:
+        cur.execute(self._get, (approval_id,))
+        found = cur.fetchone()
         if found is None:
             raise ApprovalError(
                 f"no approval request {approval_id!r}; list them with `agentcore gateway approvals list`"
             )
-        approval = _approval(dict(zip(_COLS, found, strict=True)))
-        if approval.status == "pending" and approval.expires <= time.time():
-            self._transition(approval_id, "pending", "expired")
-            return approval.model_copy(update={"status": "expired"})
-        return approval
+        cur.execute(self._signoffs, (approval_id,))
+        signoffs = [Signoff(role=r, by=b, at=at, note=n) for r, b, at, n in cur.fetchall()]
+        return _approval(dict(zip(_COLS, found, strict=True))).model_copy(update={"signoffs": signoffs})
 
     def list(self, status: str | None = "pending") -> list[Approval]:
         query = f"SELECT {', '.join(_COLS)} FROM gateway_approvals"
@@ -138,33 +213,53 @@ class ApprovalStore:
         with self.db.read() as cur:
             cur.execute(self.db.sql(query + " ORDER BY created"), params)
             rows = cur.fetchall()
-        return [_approval(dict(zip(_COLS, r, strict=True))) for r in rows]
+        return [self.get(str(r[0])) for r in rows]
 
     def decide(self, approval_id: str, *, by: Principal, approve: bool, note: str | None = None) -> Approval:
-        """Approve or reject a pending request; raise ApprovalError naming what is wrong."""
+        """Sign off one approver role of a pending request (approved once every role has), or reject it.
+
+        Raise ApprovalError naming what is wrong. The decision and its audit record (who, as which role) commit
+        together: no sign-off without its record.
+        """
         approval = self.get(approval_id)
-        if approval.status != "pending":
-            raise ApprovalError(f"approval {approval_id} is {approval.status}, not pending; nothing to decide")
-        if by.id == approval.requester:
-            raise ApprovalError(f"{by.id!r} requested this call and cannot decide its own approval {approval_id}")
-        roles = approval.approver_roles
-        if roles and not set(roles) & set(by.roles):
-            raise ApprovalError(
-                f"{by.id!r} lacks the approver role for {approval_id}: needs one of {', '.join(sorted(roles))}"
-            )
-        status = "approved" if approve else "rejected"
-        with self.db.write("gateway_approvals") as cur:
-            cur.execute(self._decide, (status, by.id, time.time(), note, approval_id, time.time()))
-            changed = cur.rowcount
-        if changed != 1:
-            raise ApprovalError(f"approval {approval_id} was decided or expired concurrently; check its status")
+        role = _role_for(approval, by, approve)
+        missing = [r for r in approval.missing_roles if r != role] if approve else approval.missing_roles
+        settled = not approve or not missing
+        now = time.time()
+
+        def decide_in(cur: Any) -> None:  # in the audit record's transaction
+            current = self._load(cur, approval_id)
+            if current.status != "pending" or current.expires <= now or current.signoffs != approval.signoffs:
+                raise ApprovalError(f"approval {approval_id} was decided meanwhile or expired; check its status")
+            if approve:
+                cur.execute(self._sign, (approval_id, role, by.id, now, note))
+            if settled:
+                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, now))
+
+        event = AuditEvent(
+            kind="approval",
+            call_id=approval.id,
+            tool=approval.tool,
+            principal=approval.requester,
+            agent=str(approval.agent.get("id")),
+            session=approval.session,
+            tenant=approval.tenant,
+            effect="approved" if approve else "rejected",
+            outcome=None if settled else "awaiting " + ", ".join(missing),
+            mode=self.mode,
+            detail={"by": by.id, "role": role, "note": note, "rules": approval.rules, "missing": missing},
+        )
+        self.audit.append(event, also=decide_in)
         return self.get(approval_id)
 
     def claim(self, approval_id: str) -> bool:
-        """Move approved -> executing; True for exactly one caller."""
-        return self._transition(approval_id, "approved", "executing")
+        """Move approved -> executing while the request is unexpired; True for exactly one caller."""
+        with self.db.write("gateway_approvals") as cur:
+            cur.execute(self._claim, (approval_id, time.time()))
+            return bool(cur.rowcount == 1)
 
     def finish(self, approval_id: str, *, ok: bool, result: Any) -> None:
+        """executing -> executed | failed; nothing happens once the outcome is recorded."""
         with self.db.write("gateway_approvals") as cur:
             cur.execute(self._finish, ("executed" if ok else "failed", canonical.dumps(result), approval_id))
 
@@ -172,6 +267,30 @@ class ApprovalStore:
         with self.db.write("gateway_approvals") as cur:
             cur.execute(self._move, (new, approval_id, old))
             return bool(cur.rowcount == 1)
+
+
+def _role_for(approval: Approval, by: Principal, approve: bool) -> str:
+    """The approver role ``by`` decides ``approval`` as; ApprovalError says why they may not."""
+    aid = approval.id
+    if approval.status != "pending":
+        raise ApprovalError(f"approval {aid} is {approval.status}, not pending; nothing to decide")
+    if by.id == approval.requester:
+        raise ApprovalError(f"{by.id!r} requested this call and cannot decide its own approval {aid}")
+    if not approval.approver_roles:
+        raise ApprovalError(f"approval {aid} names no approver role, so no one may decide it")
+    signed = next((s for s in approval.signoffs if s.by == by.id), None)
+    if signed is not None:
+        raise ApprovalError(
+            f"{by.id!r} already approved {aid} as {signed.role!r}; another principal must sign off "
+            f"{', '.join(approval.missing_roles)}"
+        )
+    open_roles = approval.missing_roles if approve else approval.approver_roles
+    role = next((r for r in open_roles if r in by.roles), None)
+    if role is None:
+        raise ApprovalError(
+            f"{by.id!r} lacks the approver role for {aid}: needs one of {', '.join(sorted(open_roles))}"
+        )
+    return role
 
 
 def _approval(row: dict[str, Any]) -> Approval:

@@ -1,17 +1,20 @@
 """The gateway's DecisionContext: call history from the state store, resolvers, detectors and spend.
 
 The policy engine asks; this answers from persisted state so that every gateway process sees the same history.
-Missing resolvers/detectors/ledger raise, which the engine turns into fail-closed decisions.
+Missing resolvers/detectors/ledger raise, which the engine turns into fail-closed decisions; so does a resolver
+that misses its deadline.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from agentcore.gateway.state import StateStore
 from agentcore.policies.context import CallHistoryContext, Scope, action_matches
+from agentcore.policies.values import Unevaluable
 
 SpendSource = Callable[[Scope, str, datetime, datetime], float]
 
@@ -33,10 +36,28 @@ class GatewayContext(CallHistoryContext):
     resolver_hint = "@gateway.resolver"
     detector_hint = "@gateway.detector"
 
-    def __init__(self, store: StateStore) -> None:
+    def __init__(self, store: StateStore, resolver_timeout_s: float = 5.0) -> None:
         super().__init__()
         self.store = store
         self.spend_source: SpendSource | None = None
+        self.resolver_timeout_s = resolver_timeout_s
+        # A resolver that hangs keeps its thread (Python cannot stop one); once every thread hangs, further
+        # lookups wait in the queue, miss their deadline and fail closed too.
+        self._resolvers = concurrent.futures.ThreadPoolExecutor(32, thread_name_prefix="agentcore-resolver")
+
+    def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
+        """The resolver's answer within ``resolver_timeout_s``; later than that the condition is unevaluable."""
+        lookup = self._resolvers.submit(super().resolve, entity, key)
+        try:
+            return lookup.result(timeout=self.resolver_timeout_s)
+        except concurrent.futures.TimeoutError:
+            lookup.cancel()
+            raise Unevaluable(
+                f"resolver {entity!r} did not answer within {self.resolver_timeout_s:g}s (resolver_timeout_s)"
+            ) from None
+
+    def close(self) -> None:
+        self._resolvers.shutdown(wait=False, cancel_futures=True)
 
     def _window(
         self, actions: Sequence[str], scope: Scope, key: str, start: float, end: float

@@ -28,6 +28,7 @@ from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
 from agentcore.gateway.errors import (
+    ApprovalError,
     ApprovalRequired,
     GatewayError,
     ToolArgumentError,
@@ -46,7 +47,7 @@ from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.engine import PolicyEngine
-from agentcore.policies.model import Decision, Effect, Reason, Request
+from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
 
 if TYPE_CHECKING:
     from agentcore.accel.ledger import Ledger
@@ -83,6 +84,7 @@ class Gateway:
     ``audit_key``: the chain's HMAC keys (key file path, ``ChainKeys`` or a callback; default
     ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
     or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
+    ``resolver_timeout_s``: the deadline of each resolver lookup; a late one fails closed like a failing one.
     """
 
     def __init__(
@@ -103,11 +105,14 @@ class Gateway:
         ledger: Ledger | None = None,
         audit_key: KeySource | None = None,
         anchors: AnchorSink | str | Path | None = None,
+        resolver_timeout_s: float = 5.0,
     ) -> None:
         if mode not in ("enforce", "monitor"):
             raise ValueError(f"mode must be 'enforce' or 'monitor', not {mode!r}")
         if approval_mode not in ("raise", "wait"):
             raise ValueError(f"approval_mode must be 'raise' or 'wait', not {approval_mode!r}")
+        if not resolver_timeout_s > 0:
+            raise ValueError(f"resolver_timeout_s must be a positive number of seconds, not {resolver_timeout_s!r}")
         self.name = name
         self.mode: Mode = mode
         self.approval_mode: ApprovalMode = approval_mode
@@ -121,7 +126,8 @@ class Gateway:
         self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
         self.audit = AuditLog(self.db, keys=load_chain_keys(audit_key), anchors=open_sink(anchors))
         self.store = open_store(state, self.db)
-        self.context = GatewayContext(self.store)
+        self.context = GatewayContext(self.store, resolver_timeout_s)
+        self._tool_threads = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="agentcore-tool")
         if ledger is not None:
             self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
@@ -209,18 +215,40 @@ class Gateway:
         approval: ApprovalMode | None = None,
         approval_timeout_s: float | None = None,
     ) -> Any:
-        """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision."""
-        plan = self._admit(name, args, principal, agent, session, tenant)
+        """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision.
+
+        Admission (resolvers, state and audit reads and writes) and sync tools run in threads, so one slow call
+        never holds up the event loop that serves every other caller.
+        """
+        plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
         if isinstance(plan, Approval):
             pending = self._awaited(plan, approval)
             return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
         return await self._run_async(plan)
 
     def _awaited(self, pending: Approval, approval: ApprovalMode | None) -> Approval:
-        """The approval to wait for in ``wait`` mode; in ``raise`` mode, ApprovalRequired with its id."""
-        if (approval or self.approval_mode) == "raise":
-            raise ApprovalRequired(pending.tool, pending.id, ", ".join(pending.approver_roles) or None)
+        """The request to wait for, or (a retried call, approved already) to execute; in ``raise`` mode a pending
+        one raises ApprovalRequired with its id."""
+        if pending.status == "pending" and (approval or self.approval_mode) == "raise":
+            raise ApprovalRequired(pending.tool, pending.id, " and ".join(pending.missing_roles) or None)
         return pending
+
+    # ---- the seam of gw.approvals: a claimed request is decided again, with the approval, and run ---------
+    def run_approved(self, approval: Approval) -> Any:
+        """Run the call of a claimed approval (``gw.approvals.execute``); a deny added meanwhile still wins."""
+        return self._run_sync(self._readmit(approval))
+
+    async def arun_approved(self, approval: Approval) -> Any:
+        return await self._run_async(await asyncio.to_thread(self._readmit, approval))
+
+    def _readmit(self, approval: Approval) -> _Plan:
+        principal = Principal.model_validate(approval.principal)
+        plan = self._admit(
+            approval.tool, approval.args, principal, approval.agent, approval.session, approval.tenant, approval
+        )
+        if isinstance(plan, Approval):  # pragma: no cover - admission with an approval never asks for another
+            raise ApprovalError(f"approval {approval.id} could not be executed")
+        return plan
 
     # ---- admission: resolve, validate, decide, approvals, reservations; fail closed -------------------------
     def _admit(
@@ -289,6 +317,12 @@ class Gateway:
         effect = decision.effect
         if effect is Effect.NEEDS_APPROVAL and approved is not None:
             detail["approval_id"] = approved.id
+            detail["approved_by"] = [{"by": s.by, "role": s.role} for s in approved.signoffs]
+            unmet = set(decision.obligations.approver_roles) - {s.role for s in approved.signoffs}
+            if unmet:  # the policy changed since: the approval no longer covers every requirement
+                text = f"approval {approved.id} lacks a sign-off by role {' and '.join(sorted(unmet))}"
+                self._record(event, "deny", "denied", {**detail, "error": text})
+                raise ToolDenied(request.action, [text + "; request it again"], audit_id=event["call_id"])
             effect = Effect.ALLOW
         if effect is not Effect.ALLOW and self.mode == "monitor":
             self._record(event, f"would_{effect.value}", "allowed_by_monitor", detail, mode="monitor")
@@ -297,8 +331,12 @@ class Gateway:
             self._record(event, "deny", "denied", detail)
             annotate_span(request.action, "deny", decision)
             raise ToolDenied(request.action, decision.reasons, audit_id=event["call_id"])
+        if effect is Effect.NEEDS_APPROVAL and not decision.obligations.approver_roles:
+            text = 'its approval rule names no approver role, so no one may approve it (add `from role "..."`)'
+            self._record(event, "deny", "denied", {**detail, "error": text})
+            raise ToolDenied(request.action, [text], audit_id=event["call_id"])
         if effect is Effect.NEEDS_APPROVAL:
-            pending = self.approvals.store.create(
+            pending = self.approvals.store.request(
                 tool=tool.name,
                 args=request.args,
                 principal=request.principal.model_dump(mode="json"),
@@ -309,7 +347,7 @@ class Gateway:
                 rules=[r.rule_id for r in decision.reasons],
                 ttl_s=self.approval_ttl_s,
             )
-            self._record(event, "needs_approval", "pending", {**detail, "approval_id": pending.id})
+            self._record(event, "needs_approval", pending.status, {**detail, "approval_id": pending.id})
             annotate_span(request.action, "needs_approval", decision)
             return pending
         try:
@@ -361,10 +399,11 @@ class Gateway:
         try:
             if tool.is_async:
                 result = await asyncio.wait_for(tool.func(**plan.kwargs), tool.timeout)
-            elif tool.timeout is not None:
-                result = await asyncio.wait_for(asyncio.to_thread(tool.func, **plan.kwargs), tool.timeout)
             else:
-                result = tool.func(**plan.kwargs)
+                running = asyncio.get_running_loop().run_in_executor(
+                    self._tool_threads, functools.partial(tool.func, **plan.kwargs)
+                )
+                result = await asyncio.wait_for(running, tool.timeout)
         except BaseException as exc:
             return self._complete(plan, None, exc, started)
         return self._complete(plan, result, None, started)
@@ -431,6 +470,8 @@ class Gateway:
         return forget_subject(self.db, subject, self.audit.sealer)
 
     def close(self) -> None:
+        self._tool_threads.shutdown(wait=False)
+        self.context.close()
         self.audit.close()
         self.store.close()
         self.db.close()

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("upstream-crm")
 
@@ -23,6 +24,30 @@ def lookup(customer_id: str) -> dict[str, str]:
 def delete_customer(customer_id: str) -> str:
     """Delete a customer."""
     return f"deleted {customer_id}"
+
+
+@server.tool()
+def charge(customer_id: str, amount: int) -> str:
+    """Charge a customer's card; the card processor declines every charge (the result has ``isError: true``)."""
+    raise ToolError(f"card of {customer_id} declined for {amount}")
+
+
+@server.resource("docs://handbook")
+def handbook() -> str:
+    """The support handbook."""
+    return "Be kind to customers."
+
+
+@server.resource("docs://salaries")
+def salaries() -> str:
+    """Salaries (confidential)."""
+    return "everyone: 1,000,000"
+
+
+@server.prompt()
+def greet(name: str) -> str:
+    """How to greet a customer."""
+    return f"Greet {name} warmly."
 
 
 def register_local(gateway: Any) -> None:

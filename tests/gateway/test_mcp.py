@@ -4,6 +4,7 @@ streamable HTTP."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -20,14 +21,19 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types import HEADER_MISMATCH
+from typer.testing import CliRunner
 
+from agentcore.cli import app
 from agentcore.errors import ConfigError
+from agentcore.evaluations.importers.gateway import read_gateway_sessions
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
 from agentcore.gateway.mcp import McpProxy
 from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
 from agentcore.gateway.mcp.config import Auth, load_config
+from agentcore.gateway.mcp.server import APPROVAL_META
 
 HERE = Path(__file__).parent
 AGENTCORE = str(Path(sys.executable).parent / "agentcore")
@@ -37,7 +43,12 @@ allow crm.lookup for users with role "support".
 allow crm.delete_customer for users with role "admin".
 allow calc.add when a is at most 100.
 limit calc.add to 2 calls per minute per session.
+allow crm.charge for users with role "billing".
+require approval from role "manager" for crm.delete_customer for users with role "admin"
+    when customer_id starts with "vip".
 redact email addresses in results of crm.lookup.
+allow resource.crm for users with role "support" when uri starts with "docs://handbook".
+allow prompt.crm.greet for users with role "support".
 """
 
 
@@ -190,6 +201,128 @@ def test_http_proxy_identity_from_jwt(http_proxy: str) -> None:
     asyncio.run(main())
 
 
+async def _calls(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Run ``calls`` in order over one official-client connection as the principal of ``token``."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        return [await client.call_tool(name, args) for name, args in calls]
+
+
+def test_http_sessions_are_never_shared_between_principals(http_proxy: str, tmp_path: Path) -> None:
+    """``limit calc.add to 2 calls per minute per session``: bob using up his session's budget never denies carol,
+    though neither client sends an ``Mcp-Session-Id`` of its own choosing."""
+    add = ("calc_add", {"a": 1, "b": 1})
+
+    async def main() -> None:
+        bob = await _calls(http_proxy, _token("bob", ["support"]), [add, add, add])
+        assert [r.is_error for r in bob] == [False, False, True] and "limit" in _text(bob[2])
+        carol = await _calls(http_proxy, _token("carol", ["support"]), [add, add])
+        assert [r.is_error for r in carol] == [False, False]
+
+    asyncio.run(main())
+    sessions = {r["principal"]: r["session"] for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows()}
+    assert sessions["bob"] != sessions["carol"]
+
+
+def test_an_approved_call_runs_once_when_the_mcp_client_retries_it(http_proxy: str, tmp_path: Path) -> None:
+    """Pending -> the same call again is the same request -> approved from the CLI -> the next retry runs it on
+    the upstream and returns its result -> the retry after that is a new request."""
+    delete = ("crm__delete_customer", {"customer_id": "vip7"})
+    token = _token("root", ["admin"])
+    first, still = asyncio.run(_calls(http_proxy, token, [delete, delete]))
+    assert first.is_error and "Pending human approval" in _text(first) and "same call again" in _text(first)
+    approval_id = _text(first).split("(")[1].split(")")[0]
+    assert _text(still) == _text(first)  # retried while pending: the same request, not a new one
+    database = str(tmp_path / "gw.db")
+    approve = ["gateway", "approvals", "approve", approval_id, "-d", database, "--by", "mona", "--role", "manager"]
+    assert CliRunner().invoke(app, approve).exit_code == 0
+    done, again = asyncio.run(_calls(http_proxy, token, [delete, delete]))
+    assert not done.is_error and _text(done) == "deleted vip7"
+    assert again.is_error and "Pending human approval" in _text(again) and approval_id not in _text(again)
+    log = AuditLog(Database(database))
+    ran = [r for r in log.rows() if r["kind"] == "execution" and r["tool"] == "crm.delete_customer"]
+    assert len(ran) == 1 and ran[0]["outcome"] == "ok" and json.loads(ran[0]["detail"])["approval_id"] == approval_id
+    (signoff,) = [json.loads(r["detail"]) for r in log.rows() if r["kind"] == "approval"]
+    assert (signoff["by"], signoff["role"]) == ("mona", "manager")
+
+
+def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_proxy: str, tmp_path: Path) -> None:
+    async def call(token: str, approval_id: str | None = None) -> Any:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(http_proxy, http_client=http)) as client,
+        ):
+            meta = {APPROVAL_META: approval_id} if approval_id else None
+            return await client.call_tool("crm__delete_customer", {"customer_id": "vip8"}, meta=meta)
+
+    root = _token("root", ["admin"])
+    pending = asyncio.run(call(root))
+    approval_id = _text(pending).split("(")[1].split(")")[0]
+    assert APPROVAL_META in _text(pending)
+    still = asyncio.run(call(root, approval_id))
+    assert still.is_error and approval_id in _text(still)  # pending: named, not run
+    database = str(tmp_path / "gw.db")
+    approve = ["gateway", "approvals", "approve", approval_id, "-d", database, "--by", "mona", "--role", "manager"]
+    assert CliRunner().invoke(app, approve).exit_code == 0
+    stolen = asyncio.run(call(_token("eve", ["admin"]), approval_id))
+    assert stolen.is_error and "not a request of yours" in _text(stolen)
+    assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"
+    assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"  # the stored result; it ran once
+    ran = [r for r in AuditLog(Database(database)).rows() if r["kind"] == "execution"]
+    assert len(ran) == 1 and ran[0]["tool"] == "crm.delete_customer"
+
+
+def test_resources_and_prompts_pass_through_governed_per_caller(http_proxy: str, tmp_path: Path) -> None:
+    async def session(token: str) -> dict[str, Any]:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(http_proxy, http_client=http)) as client,
+        ):
+            seen: dict[str, Any] = {
+                "tools": sorted(t.name for t in (await client.list_tools()).tools),
+                "resources": sorted(str(r.uri) for r in (await client.list_resources()).resources),
+                "prompts": [p.name for p in (await client.list_prompts()).prompts],
+            }
+            if seen["resources"]:
+                handbook = await client.read_resource("docs://handbook")
+                seen["handbook"] = handbook.contents[0].text  # type: ignore[union-attr]
+                with pytest.raises(MCPError, match="denied by policy"):
+                    await client.read_resource("docs://salaries")
+            if seen["prompts"]:
+                prompt = await client.get_prompt("crm__greet", {"name": "Ann"})
+                seen["prompt"] = prompt.messages[0].content.text  # type: ignore[union-attr]
+            return seen
+
+    support = asyncio.run(session(_token("bob", ["support"])))
+    assert support == {
+        "tools": ["calc_add", "crm__lookup"],  # the actions behind resources and prompts are not tools
+        "resources": ["docs://handbook", "docs://salaries"],
+        "prompts": ["crm__greet"],
+        "handbook": "Be kind to customers.",
+        "prompt": "Greet Ann warmly.",
+    }
+    assert asyncio.run(session(_token("root", ["admin"])))["resources"] == []  # no rule lets admins read them
+    decided = [(r["tool"], r["effect"]) for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows() if r["effect"]]
+    assert ("resource.crm", "allow") in decided and ("resource.crm", "deny") in decided
+    assert ("prompt.crm.greet", "allow") in decided
+
+
+def test_upstream_is_error_is_audited_as_a_failed_execution(http_proxy: str, tmp_path: Path) -> None:
+    charge = ("crm__charge", {"customer_id": "c1", "amount": 5})
+    (result,) = asyncio.run(_calls(http_proxy, _token("dave", ["billing"]), [charge]))
+    assert result.is_error and "declined" in _text(result)  # the upstream's own error result, passed on
+    log = AuditLog(Database(str(tmp_path / "gw.db")))
+    (record,) = [r for r in log.rows() if r["tool"] == "crm.charge"]
+    assert (record["kind"], record["effect"], record["outcome"]) == ("execution", "allow", "error")
+    assert "declined" in json.loads(record["detail"])["error"]
+    export = "\n".join(log.export_jsonl())
+    (session,) = read_gateway_sessions(tmp_path / "audit.jsonl", export)
+    (call,) = session.traces[0].spans
+    assert call.name == "crm.charge" and call.error is not None and "declined" in call.error
+
+
 def test_jwt_verifier_rs256_expiry_and_claims(tmp_path: Path) -> None:
     private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = private.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -313,4 +446,116 @@ def test_param_headers_are_checked_against_what_the_caller_is_listed(tmp_path: P
             assert "denied by policy" in hidden.json()["result"]["content"][0]["text"]
 
     asyncio.run(main())
+    proxy.gateway.close()
+
+
+def test_serve_without_the_mcp_extra_names_the_extra(tmp_path: Path) -> None:
+    without_mcp = "import sys; sys.modules['mcp'] = None; from agentcore.cli import app; app()"
+    config = tmp_path / "gateway.toml"
+    config.write_text("[gateway]\n")
+    done = subprocess.run([sys.executable, "-c", without_mcp, "gateway", "serve", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "agentcore-governance[mcp]" in done.stderr and "Traceback" not in done.stderr
+
+
+def _in_process_proxy(tmp_path: Path, settings: str) -> McpProxy:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "p.policy").write_text('policy "p"\nallow calc.add for users with role "support".\n')
+    config = tmp_path / "gateway.toml"
+    config.write_text(f'[gateway]\npolicies = ["p.policy"]\ndatabase = "{tmp_path / "gw.db"}"\n{settings}')
+    proxy = McpProxy(load_config(config))
+    proxy.gateway.tool(lambda a, b: a + b, name="calc.add", schema={"type": "object"})
+    return proxy
+
+
+def test_http_serves_protected_resource_metadata(tmp_path: Path, monkeypatch: Any) -> None:
+    """RFC 9728: where to get a token, at the well-known URL that every 401 names."""
+    monkeypatch.setenv("GW_TEST_SECRET", SECRET)
+    proxy = _in_process_proxy(
+        tmp_path, '[gateway.auth]\nsecret_env = "GW_TEST_SECRET"\nissuer = "https://login.example"\n'
+    )
+
+    async def main() -> None:
+        transport = httpx2.ASGITransport(app=proxy.http_app())
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gw.test:8765") as http:
+            denied = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            assert denied.status_code == 401
+            challenge = denied.headers["www-authenticate"]
+            assert 'resource_metadata="http://gw.test:8765/.well-known/oauth-protected-resource/mcp"' in challenge
+            for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"):
+                metadata = (await http.get(path)).json()
+                assert metadata["resource"] == "http://gw.test:8765/mcp"
+                assert metadata["authorization_servers"] == ["https://login.example"]
+                assert metadata["bearer_methods_supported"] == ["header"]
+
+    asyncio.run(main())
+    proxy.gateway.close()
+
+
+def test_unauthenticated_http_is_an_explicit_loopback_only_dev_mode(tmp_path: Path) -> None:
+    identity = '[gateway.identity]\nprincipal = "dev"\nroles = ["support"]\n'
+    without = _in_process_proxy(tmp_path / "a", identity)
+    with pytest.raises(ConfigError, match="dev_unauthenticated = true"):
+        without.http_app()
+    without.gateway.close()
+    proxy = _in_process_proxy(tmp_path / "b", "dev_unauthenticated = true\n" + identity)
+    for public in ("0.0.0.0", "192.168.1.5", "::"):
+        with pytest.raises(ConfigError, match="only loopback"):
+            proxy.http_app(public)
+    app = proxy.http_app("127.0.0.1")
+
+    async def main() -> None:
+        async with (
+            proxy.server.session_manager.run(),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as http,
+            Client(streamable_http_client("http://127.0.0.1:8765/mcp", http_client=http)) as client,
+        ):
+            assert [t.name for t in (await client.list_tools()).tools] == ["calc_add"]
+            assert _text(await client.call_tool("calc_add", {"a": 2, "b": 3})) == "5"
+
+    asyncio.run(main())
+    assert {r["principal"] for r in proxy.gateway.audit.rows()} == {"dev"}
+    proxy.gateway.close()
+
+
+def test_stdio_does_not_need_the_http_jwt_secret(tmp_path: Path, monkeypatch: Any) -> None:
+    """A client starting the proxy over stdio passes only the environment it names; the HTTP secret is not in it."""
+    monkeypatch.delenv("GW_UNSET_SECRET", raising=False)
+    settings = '[gateway.identity]\nprincipal = "dev"\n[gateway.auth]\nsecret_env = "GW_UNSET_SECRET"\n'
+    proxy = _in_process_proxy(tmp_path, settings)  # constructing it (what stdio does) needs no secret
+    with pytest.raises(ConfigError, match=r"GW_UNSET_SECRET .* is not set; .*`env` of the official client"):
+        proxy.http_app()
+    proxy.gateway.close()
+
+
+def test_a_third_party_mcp_server_from_the_package_index_behind_the_proxy(tmp_path: Path) -> None:
+    """``mcp-server-time`` (the reference time server, from PyPI) as a stdio target, driven by the official client."""
+    target = f'[[gateway.targets]]\nname = "time"\ncommand = "{sys.executable}"\n'
+    target += 'args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]\n'
+    identity = '[gateway.identity]\nprincipal = "dev"\nroles = ["support"]\n'
+    proxy = _in_process_proxy(tmp_path, f"dev_unauthenticated = true\n{identity}{target}")
+    (tmp_path / "p.policy").write_text('policy "t"\nallow time.get_current_time when timezone is "Europe/Paris".\n')
+    proxy.gateway.policy.check_now()
+
+    async def main() -> None:
+        app = proxy.http_app()
+        async with (
+            proxy.upstreams,
+            proxy.server.session_manager.run(),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as http,
+            Client(streamable_http_client("http://127.0.0.1:8765/mcp", http_client=http)) as client,
+        ):
+            assert [t.name for t in (await client.list_tools()).tools] == ["time__get_current_time"]
+            paris = await client.call_tool("time__get_current_time", {"timezone": "Europe/Paris"})
+            assert not paris.is_error and json.loads(_text(paris))["timezone"] == "Europe/Paris"
+            tokyo = await client.call_tool("time__get_current_time", {"timezone": "Asia/Tokyo"})
+            assert tokyo.is_error and "denied by policy" in _text(tokyo)
+            hidden = await client.call_tool("time__convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                                    "target_timezone": "Asia/Tokyo"})  # fmt: skip
+            assert hidden.is_error and "denied by policy" in _text(hidden)
+
+    asyncio.run(main())
+    ran = [(r["tool"], r["outcome"]) for r in proxy.gateway.audit.rows() if r["kind"] == "execution"]
+    assert ran == [("time.get_current_time", "ok")]
     proxy.gateway.close()

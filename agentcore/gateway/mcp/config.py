@@ -60,6 +60,10 @@ class Auth(_Strict):
     agent_claim: str | None = None
     tenant_claim: str | None = None
     leeway_s: float = 30.0
+    resource: str | None = Field(
+        None, description="this gateway's MCP URL in RFC 9728 metadata (default: as requested)"
+    )
+    authorization_servers: list[str] = Field([], description="where clients get tokens (RFC 9728; default: issuer)")
 
     @model_validator(mode="after")
     def _has_key(self) -> Auth:
@@ -78,7 +82,10 @@ class Auth(_Strict):
             return self.public_key_file.read_text(encoding="utf-8")
         secret = os.environ.get(self.secret_env or "")
         if not secret:
-            raise ConfigError(f"environment variable {self.secret_env} (the JWT secret) is not set")
+            raise ConfigError(
+                f"environment variable {self.secret_env} (the JWT secret for HTTP) is not set; a client that starts "
+                "the server passes only the environment its server entry names (`env` of the official client)"
+            )
         return secret
 
 
@@ -94,8 +101,10 @@ class ProxyConfig(_Strict):
     audit_key_file: Path | None = Field(None, description="audit chain keys (default $AGENTCORE_AUDIT_KEY_FILE)")
     anchors: Path | None = Field(None, description="JSONL file of signed audit checkpoints")
     mode: Literal["enforce", "monitor"] = "enforce"
+    resolver_timeout_s: float = Field(5.0, gt=0, description="deadline of each resolver lookup; late fails closed")
     tools: list[str] = Field([], description="`module:function` callables that register in-process tools")
     identity: Identity | None = None
+    dev_unauthenticated: bool = Field(False, description="HTTP without auth, every caller the identity; loopback only")
     auth: Auth | None = None
     targets: list[Target] = []
 

@@ -7,8 +7,10 @@ bearer JWT on HTTP (checked by an ASGI middleware before the MCP layer; bad toke
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
+import ipaddress
 import json
 import logging
 import uuid
@@ -20,15 +22,17 @@ import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import x_mcp_header_map
 from opentelemetry import trace
 
 from agentcore.errors import ConfigError
-from agentcore.gateway.errors import ApprovalRequired, GatewayError
+from agentcore.gateway import canonical
+from agentcore.gateway.errors import ApprovalError, ApprovalRequired, GatewayError, ToolExecutionError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
-from agentcore.gateway.mcp.config import ProxyConfig
-from agentcore.gateway.mcp.upstream import Upstreams
+from agentcore.gateway.mcp.config import Identity, ProxyConfig
+from agentcore.gateway.mcp.upstream import NOT_A_TOOL, Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
 
@@ -36,6 +40,7 @@ log = logging.getLogger(__name__)
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 # The HTTP caller, for code the SDK runs in the request's task without a request context (the schema lookup).
 _http_caller: ContextVar[Caller | None] = ContextVar("agentcore_http_caller", default=None)
+APPROVAL_META = "agentcore/approval_id"  # a tools/call ``_meta`` key: run this approved request
 
 
 class McpProxy:
@@ -53,18 +58,24 @@ class McpProxy:
             name=config.name,
             audit_key=config.audit_key_file,
             anchors=config.anchors,
+            resolver_timeout_s=config.resolver_timeout_s,
         )
         for spec in config.tools:
             _load_registrar(spec)(self.gateway)
         self.upstreams = Upstreams(self.gateway, config.targets)
-        self.verifier = JwtVerifier(config.auth) if config.auth else None
         self._catalog_cache: tuple[int, dict[str, str], frozenset[str]] = (-1, {}, frozenset())
+        self._resource_owner: dict[str, str] = {}  # resource URI -> the target that listed it
         self._stdio_session = "stdio-" + uuid.uuid4().hex
         self.server: Server[Any] = Server(
             config.name,
             version="1",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
         )
         self.server.middleware = [  # the SDK's span middleware, found by name: its module is private
@@ -79,28 +90,33 @@ class McpProxy:
         caller: Caller | None = getattr(state, "agentcore_caller", None) if state is not None else None
         if caller is not None:
             return caller
-        identity = self.config.identity
-        if identity is None or request is not None:
+        if self.config.identity is None or request is not None:
             raise AuthError("no caller identity: configure [gateway.identity] for stdio or [gateway.auth] for HTTP")
-        principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
-        return principal, AgentInfo(id=identity.agent), identity.tenant
+        return _identity_caller(self.config.identity)
 
-    def _session(self, ctx: Any) -> str:
-        """The MCP session (``Mcp-Session-Id`` on HTTP; the one connection on stdio) scopes session rules."""
+    def _session(self, ctx: Any, caller: Caller) -> str:
+        """The key of ``per session`` and ``in the same session`` rules; never shared by two principals.
+
+        stdio: the one connection of this process (its single caller). HTTP: the client's ``Mcp-Session-Id``
+        within the authenticated principal (and tenant), or that principal's default session when the client
+        sends none; a session id a client copies from another caller is still another session.
+        """
         request = getattr(ctx, "request", None)
-        header = request.headers.get("mcp-session-id") if request is not None else None
-        return str(header) if header else self._stdio_session
+        if request is None:
+            return self._stdio_session
+        principal, _, tenant = caller
+        return canonical.dumps(["http", tenant, principal.id, request.headers.get("mcp-session-id") or ""])
 
     def _catalog(self) -> tuple[int, dict[str, str], frozenset[str]]:
         """Registry size, exposed name -> gateway tool name, and the tools whose schema names ``Mcp-Param-*``
         headers (``x-mcp-header``); recomputed only when tools were added."""
         if self._catalog_cache[0] != len(self.gateway.registry):
-            tools = list(self.gateway.registry)
+            tools = [t for t in self.gateway.registry if NOT_A_TOOL not in t.tags]
             pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in tools]
             exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
             names = {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
             headers = frozenset(t.name for t in tools if x_mcp_header_map(t.input_schema))
-            self._catalog_cache = (len(tools), names, headers)
+            self._catalog_cache = (len(self.gateway.registry), names, headers)
         return self._catalog_cache
 
     def _names(self) -> dict[str, str]:
@@ -142,19 +158,109 @@ class McpProxy:
         except AuthError as error:
             return _error(str(error))
         name = self._names().get(params.name, params.name)
-        session = self._session(ctx)
+        session = self._session(ctx, (principal, agent, tenant))
+        approval_id = (params.meta or {}).get(APPROVAL_META)
         try:
-            result = await self.gateway.acall(
-                name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
-                approval="raise",
-            )  # fmt: skip
+            if approval_id is not None:
+                result = await self._approved(str(approval_id), name, (principal, agent, tenant))
+            else:
+                result = await self.gateway.acall(
+                    name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
+                    approval="raise",
+                )  # fmt: skip
         except ApprovalRequired as pending:
-            return _error(f"Pending human approval ({pending.approval_id}); it runs once approved.")
+            return _error(
+                f"Pending human approval ({pending.approval_id}). Once it is approved, make the same call again "
+                f'(same arguments, or _meta {{"{APPROVAL_META}": "{pending.approval_id}"}}) to run it and get '
+                "its result."
+            )
+        except ToolExecutionError as error:
+            if isinstance(error.__cause__, UpstreamToolError):  # audited as failed; the client sees the upstream's
+                return types.CallToolResult.model_validate(error.__cause__.result)
+            return _error(str(error))
         except GatewayError as error:
             return _error(getattr(error, "agent_message", str(error)))
         if name in self.upstreams.origin and isinstance(result, dict) and "content" in result:
             return types.CallToolResult.model_validate(result)
         return _wrap(result)
+
+    async def _approved(self, approval_id: str, name: str, caller: Caller) -> Any:
+        """The call of the approval named in ``_meta``, for its requester only: the approved arguments run once;
+        after that the stored result comes back."""
+        approval = await asyncio.to_thread(self.gateway.approvals.get, approval_id)
+        principal, agent, tenant = caller
+        if (approval.tool, approval.requester, approval.agent.get("id"), approval.tenant) != (
+            name, principal.id, agent.id, tenant,
+        ):  # fmt: skip
+            raise ApprovalError(f"approval {approval_id} is not a request of yours for this tool")
+        if approval.status == "pending":
+            raise ApprovalRequired(approval.tool, approval.id, " and ".join(approval.missing_roles) or None)
+        return await self.gateway.approvals.wait(approval_id, 0)
+
+    # ---- resources and prompts: listed per caller, each read or get decided and audited like a tool call -------
+    async def _list_resources(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        resources = []
+        for target, client in self._readable(ctx):
+            listed = (await client.list_resources()).resources
+            self._resource_owner.update((str(r.uri), target) for r in listed)
+            resources.extend(listed)
+        return types.ListResourcesResult(resources=resources)
+
+    async def _list_resource_templates(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates = [t for _, c in self._readable(ctx) for t in (await c.list_resource_templates()).resource_templates]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    def _readable(self, ctx: Any) -> list[tuple[str, Any]]:
+        """(target, client) of the targets whose resources this caller could be allowed to read."""
+        principal, agent, _ = self._caller(ctx)
+        engine = self.gateway.policy.current()
+        return [
+            (t, c) for t, c in self.upstreams.resources.items() if engine.could_allow(principal, agent, f"resource.{t}")
+        ]
+
+    async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        targets = list(self.upstreams.resources)
+        target = self._resource_owner.get(uri) or (targets[0] if len(targets) == 1 else None)
+        if target is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown resource {uri!r}; list the resources first")
+        result = await self._governed(ctx, f"resource.{target}", {"uri": uri})
+        return types.ReadResourceResult.model_validate(result)
+
+    async def _list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        principal, agent, _ = self._caller(ctx)
+        engine = self.gateway.policy.current()
+        return types.ListPromptsResult(
+            prompts=[
+                prompt.model_copy(update={"name": exposed})
+                for exposed, (action, prompt) in self.upstreams.prompts.items()
+                if engine.could_allow(principal, agent, action)
+            ]
+        )
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        found = self.upstreams.prompts.get(params.name)
+        if found is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name!r}")
+        result = await self._governed(ctx, found[0], dict(params.arguments or {}))
+        return types.GetPromptResult.model_validate(result)
+
+    async def _governed(self, ctx: Any, action: str, arguments: dict[str, Any]) -> Any:
+        """Run a resource read or prompt get through the gateway; a denial is an MCP error with the reason."""
+        try:
+            principal, agent, tenant = caller = self._caller(ctx)
+            return await self.gateway.acall(
+                action, arguments, principal=principal, agent=agent, session=self._session(ctx, caller),
+                tenant=tenant, approval="raise",
+            )  # fmt: skip
+        except ApprovalRequired as pending:
+            raise MCPError(
+                code=types.INVALID_REQUEST, message=f"Pending human approval ({pending.approval_id})"
+            ) from None
+        except GatewayError as error:
+            raise MCPError(code=types.INVALID_REQUEST, message=getattr(error, "agent_message", str(error))) from None
 
     # ---- transports -----------------------------------------------------------------------------------------
     async def run_stdio(self) -> None:
@@ -162,11 +268,29 @@ class McpProxy:
             await self.server.run(read, write, self.server.create_initialization_options())
 
     def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
-        """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification."""
-        if self.verifier is None:
-            raise ConfigError("serving over HTTP needs [gateway.auth] (bearer JWT settings)")
+        """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification (or, in loopback development
+        mode, every request is the configured identity)."""
         app = self.server.streamable_http_app(host=host, json_response=True)  # no SSE framing per response
-        return _JwtMiddleware(app, self.verifier)
+        auth = self.config.auth
+        if auth is not None:  # read the key only here: stdio never needs it
+            verifier = JwtVerifier(auth)
+            servers = auth.authorization_servers or ([auth.issuer] if auth.issuer else [])
+            metadata = {"authorization_servers": servers, "bearer_methods_supported": ["header"],
+                        "resource_name": self.config.name}  # fmt: skip
+            return _CallerMiddleware(app, verifier.verify, metadata, auth.resource)
+        if not self.config.dev_unauthenticated:
+            raise ConfigError(
+                "serving over HTTP needs [gateway.auth] (bearer JWT settings); for development on this machine "
+                "only, set dev_unauthenticated = true with a [gateway.identity]"
+            )
+        if not _is_loopback(host):
+            raise ConfigError(f"dev_unauthenticated serves only loopback addresses (127.0.0.1, ::1), not {host!r}")
+        if self.config.identity is None:
+            raise ConfigError("dev_unauthenticated needs [gateway.identity]: who every caller is")
+        log.warning("serving MCP over HTTP without authentication on %s: every caller is %r (development only)",
+                    host, self.config.identity.principal)  # fmt: skip
+        caller = _identity_caller(self.config.identity)
+        return _CallerMiddleware(app, lambda authorization: caller)
 
     async def run_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         import uvicorn
@@ -197,26 +321,46 @@ class _TracedWhenConfigured:
         return await self.traced(ctx, call_next)
 
 
-class _JwtMiddleware:
-    """Rejects HTTP requests without a valid bearer JWT (401) and hands the caller to the MCP handlers."""
+class _CallerMiddleware:
+    """Finds the caller before the MCP layer sees the request (``verify`` maps the Authorization header to a
+    Caller or raises AuthError: HTTP 401) and hands it to the handlers.
 
-    def __init__(self, app: ASGIApp, verifier: JwtVerifier) -> None:
+    With ``metadata`` it also serves RFC 9728 Protected Resource Metadata at
+    ``/.well-known/oauth-protected-resource[/mcp]`` and names it in each 401, so a client can find the
+    authorization server to get a token from.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        verify: Callable[[str | None], Caller],
+        metadata: dict[str, Any] | None = None,
+        resource: str | None = None,
+    ) -> None:
         self.app = app
-        self.verifier = verifier
+        self.verify = verify
+        self.metadata = metadata
+        self.resource = resource
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request_headers = dict(scope.get("headers") or [])
+        if self.metadata is not None and scope["path"].rstrip("/") in _METADATA_PATHS:
+            document = {"resource": self._resource(scope, request_headers), **self.metadata}
+            await _respond(send, 200, json.dumps(document).encode(), [])
+            return
         try:
-            caller = self.verifier.verify(request_headers.get(b"authorization", b"").decode("latin-1") or None)
+            caller = self.verify(request_headers.get(b"authorization", b"").decode("latin-1") or None)
         except AuthError as error:
             log.warning("rejected MCP request: %s", error)
             body = json.dumps({"error": "invalid_token", "error_description": str(error)}).encode()
-            headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer error="invalid_token"')]
-            await send({"type": "http.response.start", "status": 401, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            challenge = 'Bearer error="invalid_token"'
+            if self.metadata is not None:
+                base = self._resource(scope, request_headers).removesuffix("/mcp")
+                challenge += f', resource_metadata="{base}{_METADATA_PATHS[1]}"'
+            await _respond(send, 401, body, [(b"www-authenticate", challenge.encode("latin-1"))])
             return
         scope.setdefault("state", {})["agentcore_caller"] = caller
         token = _http_caller.set(caller)
@@ -224,6 +368,36 @@ class _JwtMiddleware:
             await self.app(scope, receive, send)
         finally:
             _http_caller.reset(token)
+
+    def _resource(self, scope: MutableMapping[str, Any], headers: dict[bytes, bytes]) -> str:
+        """The configured resource URL, else this server's ``/mcp`` as the request reached it."""
+        if self.resource is not None:
+            return self.resource
+        host = headers.get(b"host", b"127.0.0.1").decode("latin-1")
+        return f"{scope.get('scheme', 'http')}://{host}/mcp"
+
+
+_METADATA_PATHS = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp")
+
+
+async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    headers = [(b"content-type", b"application/json"), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _identity_caller(identity: Identity) -> Caller:
+    principal = Principal(id=identity.principal, roles=frozenset(identity.roles), attributes=identity.attributes)
+    return principal, AgentInfo(id=identity.agent), identity.tenant
 
 
 def _error(text: str) -> types.CallToolResult:

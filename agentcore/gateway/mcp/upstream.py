@@ -3,6 +3,10 @@
 A tool ``lookup`` of target ``crm`` becomes gateway tool ``crm.lookup`` (what policies name) and is exposed to
 MCP clients as ``crm__lookup`` (see :mod:`agentcore.gateway.naming`). One client session per target is shared by
 all concurrent calls (JSON-RPC multiplexes them).
+
+Resources and prompts are governed the same way through gateway actions that ``tools/list`` never shows:
+reading any resource of target ``crm`` is the action ``resource.crm`` with the argument ``uri``, getting its
+prompt ``greet`` is ``prompt.crm.greet`` with the prompt's arguments.
 """
 
 from __future__ import annotations
@@ -13,16 +17,20 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx2
+import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.config import Target
 from agentcore.gateway.mcp.http11 import upstream_transport
+from agentcore.gateway.naming import exposed_name
 from agentcore.gateway.registry import tool_from_callable
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+NOT_A_TOOL = "mcp:not-a-tool"  # tag of the gateway actions behind resources and prompts
+_URI_SCHEMA = {"type": "object", "properties": {"uri": {"type": "string"}}, "required": ["uri"]}
 
 
 class Upstreams:
@@ -32,6 +40,8 @@ class Upstreams:
         self.gateway = gateway
         self.targets = targets
         self.origin: dict[str, tuple[str, str]] = {}
+        self.resources: dict[str, Client] = {}  # target -> its client, for the targets that serve resources
+        self.prompts: dict[str, tuple[str, types.Prompt]] = {}  # exposed name -> (gateway action, upstream prompt)
         self._stack = AsyncExitStack()
 
     def _client(self, target: Target) -> Client:
@@ -61,16 +71,68 @@ class Upstreams:
                 )
                 self.origin[name] = (target.name, tool.name)
             log.info("upstream %s: %d tools", target.name, len(listed.tools))
+            capabilities = client.server_capabilities
+            if capabilities.resources is not None:
+                self.resources[target.name] = client
+                self._register(f"resource.{target.name}", _reader(client), _URI_SCHEMA)
+            if capabilities.prompts is not None:
+                for prompt in (await client.list_prompts()).prompts:
+                    action = f"prompt.{target.name}.{_UNSAFE.sub('_', prompt.name)}"
+                    self._register(action, _prompter(client, prompt.name), _prompt_schema(prompt))
+                    self.prompts[exposed_name(prompt.name, target.name)] = (action, prompt)
         return self
+
+    def _register(self, action: str, forward: Any, schema: dict[str, Any]) -> None:
+        self.gateway.registry.add(tool_from_callable(forward, name=action, schema=schema, tags=(NOT_A_TOOL,)))
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
+
+
+class UpstreamToolError(Exception):
+    """The upstream tool answered ``isError: true``: the call ran and failed, and is audited as a failure.
+
+    ``result`` is the upstream's tool result, which the proxy passes on to its client.
+    """
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        self.result = result
+        text = " ".join(str(c.get("text", "")) for c in result.get("content", []) if isinstance(c, dict))
+        super().__init__(text.strip()[:2000] or "the upstream tool reported an error")
 
 
 def _forwarder(client: Client, upstream_name: str) -> Any:
     async def forward(**arguments: Any) -> dict[str, Any]:
         result = await client.call_tool(upstream_name, arguments)
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"meta"})
+        if result.is_error:
+            raise UpstreamToolError(dumped)
         return dumped
 
     return forward
+
+
+def _reader(client: Client) -> Any:
+    async def read(uri: str) -> dict[str, Any]:
+        return (await client.read_resource(uri)).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    return read
+
+
+def _prompter(client: Client, upstream_name: str) -> Any:
+    async def get(**arguments: str) -> dict[str, Any]:
+        result = await client.get_prompt(upstream_name, arguments)
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    return get
+
+
+def _prompt_schema(prompt: types.Prompt) -> dict[str, Any]:
+    """A prompt's arguments as the JSON Schema the gateway validates (all strings, as MCP defines them)."""
+    arguments = prompt.arguments or []
+    return {
+        "type": "object",
+        "properties": {a.name: {"type": "string"} for a in arguments},
+        "required": [a.name for a in arguments if a.required],
+        "additionalProperties": False,
+    }

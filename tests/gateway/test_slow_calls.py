@@ -1,0 +1,127 @@
+"""A slow tool or resolver holds up only its own call: admission and sync tools run off the event loop, and a
+resolver that misses its deadline fails closed into an audited deny."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx2
+import jwt
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from agentcore import Gateway, ToolDenied
+from agentcore.gateway.mcp import McpProxy, load_config
+
+Factory = Callable[..., tuple[Gateway, dict[str, int]]]
+SECRET = "test-secret-" + "s" * 32
+POLICY = """policy "slow"
+allow slow.sleep.
+allow slow.lookup when order(order_id).status is "pending".
+allow fast.echo.
+"""
+
+
+def _proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> McpProxy:
+    monkeypatch.setenv("GW_SLOW_SECRET", SECRET)
+    (tmp_path / "slow.policy").write_text(POLICY)
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        f'[gateway]\npolicies = ["slow.policy"]\ndatabase = "{tmp_path / "gw.db"}"\nresolver_timeout_s = 30\n'
+        '[gateway.auth]\nalgorithms = ["HS256"]\nsecret_env = "GW_SLOW_SECRET"\n'
+    )
+    return McpProxy(load_config(config))
+
+
+@pytest.mark.parametrize("slow", ["slow_sleep", "slow_lookup"])
+def test_another_clients_tools_list_completes_while_a_slow_call_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str
+) -> None:
+    """The slow part (a sync tool, or the resolver its admission needs) blocks in a thread until released; the
+    other client's listing must complete before that. On a blocked event loop it would only after."""
+    proxy = _proxy(tmp_path, monkeypatch)
+    started, release, events = threading.Event(), threading.Event(), []
+
+    def block(what: str) -> None:
+        started.set()
+        release.wait(5)  # bounded, so a blocked loop makes the test fail instead of hang
+        events.append(what)
+
+    @proxy.gateway.tool(name="slow.sleep")
+    def sleep() -> str:
+        block("tool finished")
+        return "slept"
+
+    @proxy.gateway.tool(name="slow.lookup")
+    def lookup(order_id: str) -> str:
+        return f"found {order_id}"
+
+    @proxy.gateway.tool(name="fast.echo")
+    def echo(text: str) -> str:
+        return text
+
+    @proxy.gateway.resolver("order")
+    def order(order_id: str) -> dict[str, str]:
+        block("resolver finished")
+        return {"status": "pending"}
+
+    arguments = {"slow_sleep": {}, "slow_lookup": {"order_id": "o1"}}[slow]
+    app = proxy.http_app()
+
+    def client(user: str) -> tuple[httpx2.AsyncClient, Client]:
+        token = jwt.encode({"sub": user, "exp": int(time.time()) + 300}, SECRET, algorithm="HS256")
+        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), headers={"Authorization": f"Bearer {token}"})
+        return http, Client(streamable_http_client("http://127.0.0.1:8765/mcp", http_client=http))
+
+    async def main() -> None:
+        (http_a, a), (http_b, b) = client("bob"), client("carol")
+        async with proxy.server.session_manager.run(), http_a, http_b, a, b:
+            call = asyncio.create_task(a.call_tool(slow, arguments))
+            assert await asyncio.to_thread(started.wait, 5)
+            listed = await b.list_tools()
+            echoed = await b.call_tool("fast_echo", {"text": "hi"})
+            events.append("other client served")
+            release.set()
+            result = await call
+        assert {t.name for t in listed.tools} == {"slow_sleep", "slow_lookup", "fast_echo"}
+        assert not echoed.is_error and not result.is_error
+        assert events[0] == "other client served"
+
+    try:
+        asyncio.run(main())
+    finally:
+        release.set()
+        proxy.gateway.close()
+
+
+def test_a_resolver_past_its_deadline_fails_closed_and_is_audited(make_gateway: Factory) -> None:
+    gw, runs = make_gateway(resolver_timeout_s=0.2)
+    release = threading.Event()
+
+    @gw.resolver("order")
+    def stuck(order_id: str) -> dict[str, str]:
+        release.wait(5)
+        return {"status": "pending"}
+
+    try:
+        with pytest.raises(ToolDenied, match=r"did not answer within 0\.2s"):
+            gw.call("orders.cancel", {"order_id": "o1"}, principal={"id": "alice", "roles": ["support"]})
+        with pytest.raises(ToolDenied):
+            asyncio.run(gw.acall("orders.cancel", {"order_id": "o1"}, principal={"id": "alice", "roles": ["support"]}))
+    finally:
+        release.set()
+    assert runs == {}
+    records = [json.loads(line) for line in gw.audit.export_jsonl()]
+    assert [(r["tool"], r["effect"], r["outcome"]) for r in records] == [("orders.cancel", "deny", "denied")] * 2
+    assert all("resolver 'order' did not answer" in json.dumps(r["detail"]) for r in records)
+
+
+def test_resolver_timeout_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="resolver_timeout_s"):
+        Gateway(None, database=str(tmp_path / "gw.db"), resolver_timeout_s=0)
