@@ -53,11 +53,12 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool as the model sees it: its model-safe name, description and JSON schema."""
+    """A tool as the model sees it (model-safe name, description, JSON schema) and its name on the gateway."""
 
     name: str
     description: str
     schema: dict[str, Any]
+    tool: str
 
 
 def plain(value: Any) -> Any:
@@ -92,7 +93,7 @@ def parse_arguments(raw: Any) -> Any:
 def tool_specs(gw: Gateway, principal: PrincipalLike, agent: AgentLike = None) -> list[ToolSpec]:
     """The tools this principal may use, under model-safe names."""
     exposed = {tool: name for name, tool in _names(gw).items()}
-    return [ToolSpec(exposed[t.name], t.description, t.input_schema) for t in gw.list_tools(principal, agent)]
+    return [ToolSpec(exposed[t.name], t.description, t.input_schema, t.name) for t in gw.list_tools(principal, agent)]
 
 
 def run_calls(gw: Gateway, calls: Sequence[ToolCall], caller: Caller) -> list[Outcome]:
