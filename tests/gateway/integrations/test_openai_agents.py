@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, Model, ModelResponse, Runner, Usage
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from agents import Agent, Runner
 
 from agentcore import Gateway
 from agentcore.integrations.openai_agents import agents_tools, resume_state
@@ -22,38 +21,13 @@ SUPPORT = {"id": "alice", "roles": ["support"]}
 MANAGER = {"id": "mona", "roles": ["manager"]}
 
 
-class ScriptedModel(Model):
-    """Asks for ``calls`` in its first turn; afterwards answers with the tool outputs it was given."""
-
-    def __init__(self, *calls: tuple[str, dict[str, Any]]) -> None:
-        self.calls, self.outputs = calls, []
-
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
-        items = [] if isinstance(input, str) else list(input)
-        outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
-        if not outputs:
-            output: list[Any] = [
-                ResponseFunctionToolCall(type="function_call", call_id=f"call_{i}", name=n, arguments=json.dumps(a))
-                for i, (n, a) in enumerate(self.calls)
-            ]
-        else:
-            self.outputs = [o["output"] for o in outputs]
-            text = ResponseOutputText(type="output_text", text="done", annotations=[])
-            output = [ResponseOutputMessage(id="m1", type="message", role="assistant", status="completed",
-                                            content=[text])]  # fmt: skip
-        return ModelResponse(output=output, usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError
-
-
 def run(agent: Agent[Any], prompt: Any) -> Any:
     return asyncio.run(Runner.run(agent, prompt))
 
 
-def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> None:
+def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory, scripted_agents_model: Any) -> None:
     gw, runs = make_gateway()
-    model = ScriptedModel(
+    model = scripted_agents_model(
         ("crm_lookup", {"customer_id": "c1"}),
         ("email_send", {"recipient": "eve@evil.test"}),
         ("crm_lookup", {}),
@@ -70,9 +44,11 @@ def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> N
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_approval_interrupts_the_run_and_resumes_with_one_execution(make_gateway: Factory, decision: str) -> None:
+def test_approval_interrupts_the_run_and_resumes_with_one_execution(
+    make_gateway: Factory, scripted_agents_model: Any, decision: str
+) -> None:
     gw, runs = make_gateway()
-    model = ScriptedModel(("refunds_issue", {"order_id": "o1", "amount": 900}))
+    model = scripted_agents_model(("refunds_issue", {"order_id": "o1", "amount": 900}))
     agent = Agent(name="support", model=model, tools=agents_tools(gw, principal=SUPPORT))
     paused = run(agent, "refund 900")
     assert [i.tool_name for i in paused.interruptions] == ["refunds_issue"] and runs == {}
