@@ -301,7 +301,7 @@ class Gateway:
         log.exception("gateway: error while deciding %s", event["tool"])
         reason = f"internal error while deciding: {type(exc).__name__}: {exc}"
         self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
-        return ToolDenied(event["tool"], [reason], audit_id=event["call_id"])
+        return ToolDenied(event["tool"], [reason], audit_id=event["call_id"], internal=True)
 
     def _apply(
         self,

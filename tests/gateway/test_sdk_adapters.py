@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from agentcore import Gateway
+from agentcore import Gateway, ToolDenied
 from agentcore.gateway.adapters import (
     anthropic_tools,
     arun_anthropic_tool_uses,
@@ -232,3 +232,24 @@ def test_a_failing_tool_reads_as_today_and_bad_input_is_a_type_error(make_gatewa
     ]
     with pytest.raises(TypeError, match="expected a message"):
         run_openai_tool_calls(gw, 42, principal=SUPPORT)
+
+
+def test_failure_details_reach_the_developer_never_the_model(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+
+    @gw.resolver("order")
+    def broken(order_id: Any) -> dict[str, Any]:
+        raise ConnectionError("connect failed: postgresql://admin:hunter2@db.internal/orders")
+
+    cancel = [{"id": "c1", "function": {"name": "orders_cancel", "arguments": '{"order_id": "o1"}'}}]
+    (reply,) = run_openai_tool_calls(gw, cancel, principal=SUPPORT)
+    assert "denied by policy" in reply["content"] and "failed closed: it could not be evaluated" in reply["content"]
+    assert "hunter2" not in reply["content"] and "ConnectionError" not in reply["content"]
+    with pytest.raises(ToolDenied, match="hunter2"):  # the Python caller still sees what failed
+        gw.call("orders.cancel", {"order_id": "o1"}, principal=SUPPORT)
+    lookup = [{"id": "c2", "function": {"name": "crm_lookup", "arguments": '{"customer_id": "c1"}'}}]
+    (internal,) = run_openai_tool_calls(gw, lookup, principal=12345)  # an internal error while deciding
+    assert internal["content"] == (
+        "Error: Tool call 'crm.lookup' was denied by policy: the gateway could not decide it. Do not retry it."
+    )
+    assert runs == {}
