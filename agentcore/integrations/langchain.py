@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool, ToolException
 from langgraph.config import get_config
 from langgraph.types import interrupt
 
-from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure, success, tool_specs
+from agentcore.gateway.adapters.calls import Caller, ToolSpec, call_blocking, failure, success, tool_specs
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
@@ -80,7 +80,7 @@ class GatewayTool(BaseTool):
         key = self._pending.key(self._tool, args)
         if (approval_id := self._pending.get(key)) is None:
             try:
-                return success(self._gw.call(self._tool, args, **self._caller.options(), approval="raise")).text
+                return success(call_blocking(self._gw, self._tool, args, self._caller, "raise")).text
             except ApprovalRequired as error:
                 approval_id = self._awaiting(key, error)
             except GatewayError as error:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
-from agentcore.gateway.gateway import Gateway
+from agentcore.gateway.gateway import ApprovalMode, Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
 from agentcore.gateway.naming import name_map
 
@@ -102,7 +102,7 @@ def run_calls(gw: Gateway, calls: Sequence[ToolCall], caller: Caller) -> list[Ou
     outcomes = []
     for call in calls:
         try:
-            result = _call_blocking(gw, names.get(call.name, call.name), call.args, caller)
+            result = call_blocking(gw, names.get(call.name, call.name), call.args, caller)
         except GatewayError as error:
             outcomes.append(failure(error))
             continue
@@ -139,10 +139,12 @@ def _names(gw: Gateway) -> dict[str, str]:
     return {exposed: tool for exposed, (_, tool) in name_map((None, t.name) for t in gw.registry).items()}
 
 
-def _call_blocking(gw: Gateway, tool: str, args: Any, caller: Caller) -> Any:
+def call_blocking(gw: Gateway, tool: str, args: Any, caller: Caller, approval: ApprovalMode | None = None) -> Any:
+    """``gw.call`` from sync code; inside a running event loop in a worker thread, where async tools can run."""
+    options = {**caller.options(), "approval": approval}
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return gw.call(tool, args, **caller.options())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # a thread with no loop can run async tools
-        return pool.submit(gw.call, tool, args, **caller.options()).result()
+        return gw.call(tool, args, **options)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(gw.call, tool, args, **options).result()

@@ -95,3 +95,14 @@ def test_async_tool_through_ainvoke_and_pending_outside_a_graph(make_gateway: Fa
     reply = refund.invoke({"type": "tool_call", "id": "c9", "name": "refunds_issue",
                            "args": {"order_id": "o1", "amount": 900}})  # fmt: skip
     assert reply.status == "error" and reply.content.startswith("Pending human approval (apr_")
+
+
+def test_sync_invoke_of_an_async_tool_inside_a_running_loop(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    (note,) = [t for t in langchain_tools(gw, principal=SUPPORT) if t.name == "notes_add"]
+
+    async def from_async_code() -> Any:
+        return note.invoke({"type": "tool_call", "id": "c1", "name": "notes_add", "args": {"text": "hi"}})
+
+    reply = asyncio.run(from_async_code())
+    assert (reply.status, reply.content) == ("success", "hi") and runs == {"notes.add": 1}
