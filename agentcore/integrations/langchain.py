@@ -2,8 +2,8 @@
 
 Every call goes through the gateway. A denial, invalid arguments or a tool failure is a ``ToolMessage`` with
 ``status="error"`` the model reads. A call that needs approval raises LangGraph's ``interrupt`` with the approval
-request; after ``gw.approvals.approve(...)``, resuming the graph (``Command(resume=...)``) returns the approved
-call's result, executed exactly once. Outside a LangGraph run the model reads that the approval is pending.
+request; after ``gw.approvals.approve(...)``, resuming the graph (``Command(resume=approval_id)``) returns the
+approved call's result, executed exactly once. Outside a LangGraph run the model reads that the approval is pending.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class GatewayTool(BaseTool):
                 approval_id = self._awaiting(key, error)
             except GatewayError as error:
                 raise ToolException(failure(error).text) from None
-        self._pause(key, approval_id)
+        approval_id = self._pause(key, approval_id)
         try:
             return success(self._gw.approvals.execute(approval_id)).text
         except GatewayError as error:
@@ -100,7 +100,7 @@ class GatewayTool(BaseTool):
                 approval_id = self._awaiting(key, error)
             except GatewayError as error:
                 raise ToolException(failure(error).text) from None
-        self._pause(key, approval_id)
+        approval_id = self._pause(key, approval_id)
         try:
             return success(await self._gw.approvals.aexecute(approval_id)).text
         except GatewayError as error:
@@ -113,10 +113,14 @@ class GatewayTool(BaseTool):
         self._pending.put(key, error.approval_id)
         return error.approval_id
 
-    def _pause(self, key: str | None, approval_id: str) -> None:
-        """LangGraph's interrupt: the run stops here; a resume (with any value) continues after the decision."""
+    def _pause(self, key: str | None, approval_id: str) -> str:
+        """LangGraph's interrupt: the run stops here, and continues when resumed; returns the approval to execute.
+
+        Resuming with ``Command(resume=approval_id)`` also survives a restart of this process: the re-run then
+        requested a second approval, and the resume value names the decided one for the same call.
+        """
         approval = self._gw.approvals.get(approval_id)
-        interrupt(
+        resumed = interrupt(
             {
                 "approval_id": approval_id,
                 "tool": self._tool,
@@ -127,3 +131,11 @@ class GatewayTool(BaseTool):
         )
         if key is not None:
             self._pending.pop(key)
+        if isinstance(resumed, str) and resumed != approval_id:
+            try:
+                earlier = self._gw.approvals.get(resumed)
+            except GatewayError:
+                return approval_id
+            same = (earlier.tool, earlier.args, earlier.principal) == (approval.tool, approval.args, approval.principal)
+            return resumed if same else approval_id
+        return approval_id

@@ -33,7 +33,7 @@ def scripted(*calls: tuple[str, dict[str, Any]]) -> GenericFakeChatModel:
     return GenericFakeChatModel(messages=iter([ask, AIMessage("done")]))
 
 
-def graph(gw: Gateway, model: GenericFakeChatModel) -> Any:
+def graph(gw: Gateway, model: GenericFakeChatModel, saver: InMemorySaver | None = None) -> Any:
     """An existing agent graph; the only agentcore line is ``langchain_tools(...)``."""
     builder = StateGraph(MessagesState)
     builder.add_node("model", lambda state: {"messages": [model.invoke(state["messages"])]})
@@ -41,7 +41,7 @@ def graph(gw: Gateway, model: GenericFakeChatModel) -> Any:
     builder.add_edge(START, "model")
     builder.add_conditional_edges("model", tools_condition)
     builder.add_edge("tools", "model")
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=saver or InMemorySaver())
 
 
 def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
@@ -70,8 +70,7 @@ def test_approval_interrupts_the_graph_and_resumes_with_one_execution(make_gatew
     approval_id = request.value["approval_id"]
     assert request.value["approver_roles"] == ["manager"] and runs == {}
     gw.approvals.approve(approval_id, by=MANAGER)
-    state = agent.invoke(Command(resume=True), CONFIG)
-    (result,) = tool_messages(state)
+    (result,) = tool_messages(agent.invoke(Command(resume=approval_id), CONFIG))
     assert json.loads(result.content) == {"order_id": "o1", "refunded": 900}
     assert runs == {"refunds.issue": 1}
     assert [a.status for a in gw.approvals.list(None)] == ["executed"]  # the re-run asked for no second approval
@@ -106,3 +105,16 @@ def test_sync_invoke_of_an_async_tool_inside_a_running_loop(make_gateway: Factor
 
     reply = asyncio.run(from_async_code())
     assert (reply.status, reply.content) == ("success", "hi") and runs == {"notes.add": 1}
+
+
+def test_resume_with_the_approval_id_survives_a_restart(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    saver = InMemorySaver()  # the checkpoints outlive the process; the tools (and what they remember) do not
+    first = graph(gw, scripted(("refunds_issue", {"order_id": "o1", "amount": 900})), saver)
+    approval_id = first.invoke({"messages": [HumanMessage("refund")]}, CONFIG)["__interrupt__"][0].value["approval_id"]
+    gw.approvals.approve(approval_id, by=MANAGER)  # executes the refund now
+    restarted = graph(gw, GenericFakeChatModel(messages=iter([AIMessage("done")])), saver)
+    (result,) = tool_messages(restarted.invoke(Command(resume=approval_id), CONFIG))
+    assert json.loads(result.content) == {"order_id": "o1", "refunded": 900}  # the decided call's result
+    assert runs == {"refunds.issue": 1}
+    assert sorted(a.status for a in gw.approvals.list(None)) == ["executed", "pending"]  # the re-run's, unused
