@@ -13,7 +13,9 @@ import pytest
 def scripted_agents_model() -> type[Any]:
     """An OpenAI Agents SDK ``Model``: it asks for its calls in the first turn, then answers "done"."""
     pytest.importorskip("agents")
-    from agents import Model, ModelResponse, Usage
+    from agents import Model, ModelResponse, Usage, set_tracing_disabled
+
+    set_tracing_disabled(True)  # the SDK would export traces to OpenAI
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
     class ScriptedModel(Model):
