@@ -8,6 +8,9 @@ from typing import Any
 
 from agentcore.errors import AgentCoreError
 
+# How the policy engine's notes begin when a rule (or the whole evaluation) could not be evaluated.
+FAILURE_NOTES = ("failed closed:", "denied because evaluation failed:")
+
 
 class GatewayError(AgentCoreError):
     """Base of every gateway error."""
@@ -32,15 +35,24 @@ class ToolArgumentError(GatewayError):
 
 
 class ToolDenied(GatewayError):
-    """The policy denied the call. ``reasons`` name the rules; ``agent_message`` is short text for a model."""
+    """The policy denied the call. ``reasons`` name the rules; ``agent_message`` is short text for a model.
 
-    def __init__(self, tool: str, reasons: Sequence[Any], *, audit_id: str | None = None) -> None:
+    The message (``str``) is for developers and keeps what failed; ``agent_message`` leaves out error details
+    (a failed resolver's exception, an internal error), which may carry hosts or credentials.
+    """
+
+    def __init__(
+        self, tool: str, reasons: Sequence[Any], *, audit_id: str | None = None, internal: bool = False
+    ) -> None:
         self.tool = tool
         self.reasons = list(reasons)
         self.audit_id = audit_id
         texts = [_reason_text(r) for r in self.reasons] or ["no rule allows it (default deny)"]
-        self.agent_message = f"Tool call {tool!r} was denied by policy: " + "; ".join(texts) + ". Do not retry it."
-        super().__init__(self.agent_message)
+        model_texts = (
+            ["the gateway could not decide it"] if internal else [_reason_text(r, model=True) for r in reasons]
+        )
+        self.agent_message = _denied(tool, model_texts or texts)
+        super().__init__(_denied(tool, texts))
 
 
 class ApprovalRequired(GatewayError):
@@ -69,10 +81,19 @@ class ToolExecutionError(GatewayError):
         super().__init__(f"tool {tool!r} failed: {detail}")
 
 
-def _reason_text(reason: Any) -> str:
-    """A policy Reason reads as its rule text plus, when present, the note saying why it applied."""
+def _denied(tool: str, texts: Sequence[str]) -> str:
+    return f"Tool call {tool!r} was denied by policy: " + "; ".join(texts) + ". Do not retry it."
+
+
+def _reason_text(reason: Any, *, model: bool = False) -> str:
+    """A policy Reason reads as its rule text plus, when present, the note saying why it applied.
+
+    For a model, a rule that failed closed says so without the failure itself.
+    """
     text = str(getattr(reason, "text", reason)).rstrip(".")
     note = getattr(reason, "note", "")
+    if model and note.startswith(FAILURE_NOTES):
+        note = "failed closed: it could not be evaluated"
     return f"{text} ({note})" if note else text
 
 

@@ -226,6 +226,26 @@ class Gateway:
             return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
         return await self._run_async(plan)
 
+    def decide(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        principal: PrincipalLike,
+        agent: AgentLike = None,
+        session: str | None = None,
+        tenant: str | None = None,
+    ) -> Decision:
+        """Dry run for UIs and planning agents: the policy's decision on this call now, and its reasons.
+
+        Nothing runs, nothing is reserved, no approval is requested and nothing is audited (the audit log records
+        calls, not questions). The effect is the policy's even in monitor mode; rate limits appear in
+        ``obligations`` but their remaining capacity is only checked by a real call. An unknown tool or invalid
+        arguments raise ``UnknownToolError`` / ``ToolArgumentError``, as ``call`` does.
+        """
+        _, _, request = self._request(name, args, principal, agent, session, tenant)
+        return self.policy.current().decide(request, self.context)
+
     def _awaited(self, pending: Approval, approval: ApprovalMode | None) -> Approval:
         """The request to wait for, or (a retried call, approved already) to execute; in ``raise`` mode a pending
         one raises ApprovalRequired with its id."""
@@ -266,18 +286,7 @@ class Gateway:
         event = {"call_id": call_id, "tool": str(name)[:200], "principal": str(who)[:200], "session": session,
                  "tenant": tenant}  # fmt: skip
         try:
-            tool = self.registry.get(name)
-            canon, kwargs = tool.validate(args if args is not None else {}, self.limits)
-            request = Request.model_validate(  # one validation for the request and its parts
-                {
-                    "principal": principal_fields(principal),
-                    "agent": as_agent(agent),
-                    "action": tool.name,
-                    "resource": self.name,
-                    "args": canon,
-                    "context": {"session_id": session, "tenant": tenant},
-                }
-            )
+            tool, kwargs, request = self._request(name, args, principal, agent, session, tenant)
             event["principal"], event["agent"] = request.principal.id, request.agent.id
             decision = self.policy.current().decide(request, self.context)
         except (UnknownToolError, ToolArgumentError) as exc:
@@ -292,11 +301,35 @@ class Gateway:
         except Exception as exc:  # state store or approval store unavailable: deny, never run unchecked
             raise self._fail_closed(event, exc, args) from exc
 
+    def _request(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        principal: PrincipalLike,
+        agent: AgentLike,
+        session: str | None,
+        tenant: str | None,
+    ) -> tuple[Tool, dict[str, Any], Request]:
+        """Resolve the tool and validate the arguments: (tool, its keyword arguments, the request to decide)."""
+        tool = self.registry.get(name)
+        canon, kwargs = tool.validate(args if args is not None else {}, self.limits)
+        request = Request.model_validate(  # one validation for the request and its parts
+            {
+                "principal": principal_fields(principal),
+                "agent": as_agent(agent),
+                "action": tool.name,
+                "resource": self.name,
+                "args": canon,
+                "context": {"session_id": session, "tenant": tenant},
+            }
+        )
+        return tool, kwargs, request
+
     def _fail_closed(self, event: dict[str, Any], exc: Exception, args: Any) -> ToolDenied:
         log.exception("gateway: error while deciding %s", event["tool"])
         reason = f"internal error while deciding: {type(exc).__name__}: {exc}"
         self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
-        return ToolDenied(event["tool"], [reason], audit_id=event["call_id"])
+        return ToolDenied(event["tool"], [reason], audit_id=event["call_id"], internal=True)
 
     def _apply(
         self,

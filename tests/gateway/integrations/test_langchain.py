@@ -1,0 +1,120 @@
+"""LangChain tools and a LangGraph graph (ToolNode, checkpointer, interrupt) driven by LangChain's fake chat model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import Command
+
+from agentcore import Gateway
+from agentcore.integrations.langchain import langchain_tools
+
+Factory = Callable[..., tuple[Gateway, dict[str, int]]]
+SUPPORT = {"id": "alice", "roles": ["support"]}
+MANAGER = {"id": "mona", "roles": ["manager"]}
+CONFIG: Any = {"configurable": {"thread_id": "t1"}}
+
+
+def scripted(*calls: tuple[str, dict[str, Any]]) -> GenericFakeChatModel:
+    """A fake model that asks for ``calls`` in one turn, then answers "done"."""
+    ask = AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"call_{i}"} for i, (n, a) in enumerate(calls)])
+    return GenericFakeChatModel(messages=iter([ask, AIMessage("done")]))
+
+
+def graph(gw: Gateway, model: GenericFakeChatModel, saver: InMemorySaver | None = None) -> Any:
+    """An existing agent graph; the only agentcore line is ``langchain_tools(...)``."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode(langchain_tools(gw, principal=SUPPORT, session="s1")))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    return builder.compile(checkpointer=saver or InMemorySaver())
+
+
+def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in state["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_allow_deny_and_invalid_arguments_come_back_as_tool_messages(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    lookup, bad_email = ("crm_lookup", {"customer_id": "c1"}), ("email_send", {"recipient": "eve@evil.test"})
+    model = scripted(lookup, bad_email, ("crm_lookup", {}))
+    state = graph(gw, model).invoke({"messages": [HumanMessage("look up c1")]}, CONFIG)
+    allowed, denied, invalid = tool_messages(state)
+    assert allowed.status == "success" and json.loads(allowed.content)["email"] == "[REDACTED:email]"
+    assert denied.status == "error" and "denied by policy" in denied.content
+    assert invalid.status == "error" and "invalid arguments" in invalid.content
+    assert state["messages"][-1].content == "done"
+    assert runs == {"crm.lookup": 1}
+    assert sorted(row["effect"] for row in gw.audit.rows()) == ["allow", "deny", "deny"]  # run in parallel
+
+
+def test_approval_interrupts_the_graph_and_resumes_with_one_execution(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    agent = graph(gw, scripted(("refunds_issue", {"order_id": "o1", "amount": 900})))
+    paused = agent.invoke({"messages": [HumanMessage("refund 900")]}, CONFIG)
+    (request,) = paused["__interrupt__"]
+    approval_id = request.value["approval_id"]
+    assert request.value["approver_roles"] == ["manager"] and runs == {}
+    gw.approvals.approve(approval_id, by=MANAGER)
+    (result,) = tool_messages(agent.invoke(Command(resume=approval_id), CONFIG))
+    assert json.loads(result.content) == {"order_id": "o1", "refunded": 900}
+    assert runs == {"refunds.issue": 1}
+    assert [a.status for a in gw.approvals.list(None)] == ["executed"]  # the re-run asked for no second approval
+
+
+def test_rejected_approval_reads_as_a_denial(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    agent = graph(gw, scripted(("refunds_issue", {"order_id": "o1", "amount": 900})))
+    approval_id = agent.invoke({"messages": [HumanMessage("refund")]}, CONFIG)["__interrupt__"][0].value["approval_id"]
+    gw.approvals.reject(approval_id, by=MANAGER, note="too much")
+    (result,) = tool_messages(agent.invoke(Command(resume=True), CONFIG))
+    assert result.status == "error" and "rejected" in result.content and runs == {}
+
+
+def test_async_tool_through_ainvoke_and_pending_outside_a_graph(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    agent = graph(gw, scripted(("notes_add", {"text": "hello"})))
+    state = asyncio.run(agent.ainvoke({"messages": [HumanMessage("note")]}, CONFIG))
+    assert [m.content for m in tool_messages(state)] == ["hello"] and runs == {"notes.add": 1}
+    refund = next(t for t in langchain_tools(gw, principal=SUPPORT) if t.name == "refunds_issue")
+    reply = refund.invoke({"type": "tool_call", "id": "c9", "name": "refunds_issue",
+                           "args": {"order_id": "o1", "amount": 900}})  # fmt: skip
+    assert reply.status == "error" and reply.content.startswith("Pending human approval (apr_")
+
+
+def test_sync_invoke_of_an_async_tool_inside_a_running_loop(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    (note,) = [t for t in langchain_tools(gw, principal=SUPPORT) if t.name == "notes_add"]
+
+    async def from_async_code() -> Any:
+        return note.invoke({"type": "tool_call", "id": "c1", "name": "notes_add", "args": {"text": "hi"}})
+
+    reply = asyncio.run(from_async_code())
+    assert (reply.status, reply.content) == ("success", "hi") and runs == {"notes.add": 1}
+
+
+def test_resume_with_the_approval_id_survives_a_restart(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    saver = InMemorySaver()  # the checkpoints outlive the process; the tools (and what they remember) do not
+    first = graph(gw, scripted(("refunds_issue", {"order_id": "o1", "amount": 900})), saver)
+    approval_id = first.invoke({"messages": [HumanMessage("refund")]}, CONFIG)["__interrupt__"][0].value["approval_id"]
+    gw.approvals.approve(approval_id, by=MANAGER)  # executes the refund now
+    restarted = graph(gw, GenericFakeChatModel(messages=iter([AIMessage("done")])), saver)
+    (result,) = tool_messages(restarted.invoke(Command(resume=approval_id), CONFIG))
+    assert json.loads(result.content) == {"order_id": "o1", "refunded": 900}  # the decided call's result
+    assert runs == {"refunds.issue": 1}
+    assert sorted(a.status for a in gw.approvals.list(None)) == ["executed", "pending"]  # the re-run's, unused

@@ -1,0 +1,63 @@
+"""A LangGraph ``BaseStore`` backed by agentcore memory (SQLite, the real encoder), used through LangGraph's API."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.store.base import BaseStore
+
+from agentcore.integrations.langgraph_store import MemoryBackedStore
+from agentcore.memory import MemoryStore
+
+
+@pytest.fixture
+def memory(tmp_path: Path, accelerator: Any) -> Iterator[MemoryStore]:
+    store = MemoryStore(f"sqlite:///{tmp_path / 'memory.db'}", accelerator=accelerator)
+    yield store
+    store.close()
+
+
+def test_put_get_update_delete_and_list_namespaces(memory: MemoryStore) -> None:
+    store = MemoryBackedStore(memory, actor_id="alice")
+    store.put(("prefs", "food"), "lunch", {"likes": "ramen", "spicy": True})
+    store.put(("prefs", "travel"), "seat", {"likes": "aisle"})
+    store.put(("prefs", "food"), "lunch", {"likes": "pho", "spicy": True})  # an update, not a second item
+    item = store.get(("prefs", "food"), "lunch")
+    assert item is not None and item.value == {"likes": "pho", "spicy": True} and item.namespace == ("prefs", "food")
+    assert store.get(("prefs", "food"), "dinner") is None
+    assert store.list_namespaces(prefix=("prefs",)) == [("prefs", "food"), ("prefs", "travel")]
+    assert store.list_namespaces(suffix=("travel",)) == [("prefs", "travel")]
+    assert store.list_namespaces(max_depth=1) == [("prefs",)]
+    assert [i.key for i in store.search(("prefs",), filter={"spicy": True})] == ["lunch"]
+    store.delete(("prefs", "food"), "lunch")
+    assert store.get(("prefs", "food"), "lunch") is None
+    assert [r.text for r in memory.list_records("alice")] == ['{"likes": "aisle"}']  # it is agentcore memory
+    assert MemoryBackedStore(memory, actor_id="bob").search(("prefs",)) == []  # records stay per actor
+
+
+def test_semantic_search_and_a_graph_node_using_the_store(memory: MemoryStore) -> None:
+    store = MemoryBackedStore(memory, actor_id="alice")
+    store.put(("notes",), "n1", {"text": "the customer prefers email over phone calls"})
+    store.put(("notes",), "n2", {"text": "quarterly revenue grew by ten percent"})
+    (best, *_) = store.search(("notes",), query="how does the customer want to be contacted?")
+    assert best.key == "n1" and best.score is not None
+
+    async def remember(state: MessagesState, *, store: BaseStore) -> dict[str, Any]:
+        await store.aput(("notes",), "n3", {"text": state["messages"][-1].content})  # through abatch
+        return {}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("remember", remember)
+    builder.add_edge(START, "remember")
+    graph = builder.compile(store=store)
+    asyncio.run(graph.ainvoke({"messages": [("user", "call me after five")]}))
+    item = store.get(("notes",), "n3")
+    assert item is not None and item.value == {"text": "call me after five"}
