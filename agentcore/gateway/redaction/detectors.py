@@ -83,6 +83,7 @@ def _card_layout(sizes: list[int]) -> bool:
 _CARD = re.compile(f"\\d(?:[{SEPARATORS}{INVISIBLE}]{{0,4}}\\d){{12,}}")
 _DIGIT_GROUP = re.compile(f"\\d(?:[{INVISIBLE}]*\\d)*")
 _INVISIBLE = re.compile(f"[{INVISIBLE}]+")
+_DIGITS = re.compile(r"\d+")
 
 
 def _card_spans(match: re.Match[str]) -> Iterable[Span]:
@@ -90,10 +91,20 @@ def _card_spans(match: re.Match[str]) -> Iterable[Span]:
 
     A window of consecutive groups is a card when it is laid out like one and its digits pass ``is_card``; a
     contiguous run of more than 19 digits (an order id) is one group and never searched inside, nor is a run
-    glued to letters (``DE89 3704 ...``, an IBAN's tail) searched away from that end.
+    glued to letters (``DE89 3704 ...``, an IBAN's tail) searched away from that end. An invisible character
+    is read as nothing first, then as a separator between groups.
     """
+    text = match.group()
+    spans = _card_windows(
+        match, [(g.start(), g.end(), _INVISIBLE.sub("", g.group())) for g in _DIGIT_GROUP.finditer(text)]
+    )
+    if not spans and _INVISIBLE.search(text):
+        spans = _card_windows(match, [(g.start(), g.end(), g.group()) for g in _DIGITS.finditer(text)])
+    return spans
+
+
+def _card_windows(match: re.Match[str], groups: list[tuple[int, int, str]]) -> list[Span]:
     base, text = match.start(), match.string
-    groups = [(g.start(), g.end(), _INVISIBLE.sub("", g.group())) for g in _DIGIT_GROUP.finditer(match.group())]
     glued_left = base > 0 and text[base - 1].isalpha()
     glued_right = match.end() < len(text) and text[match.end()].isalpha()
     spans: list[Span] = []
