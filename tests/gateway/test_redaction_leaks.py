@@ -106,3 +106,15 @@ def test_without_a_redaction_obligation_the_error_text_is_kept(tmp_path: Path) -
         gw.call("t.fail", {}, principal="alice")
     assert isinstance(caught.value.__cause__, RuntimeError)  # the developer keeps the original
     gw.close()
+
+
+def test_policies_name_ibans_and_secrets(tmp_path: Path) -> None:
+    text = 'policy "p"\nallow vault.read.\nredact IBANs and secrets in results of vault.read.\n'
+    gw = Gateway(write_policy(tmp_path / "policies", text), database=str(tmp_path / "gw.db"))
+
+    @gw.tool(name="vault.read")
+    def read() -> dict[str, str]:
+        return {"iban": "gb82 west 1234 5698 7654 32", "key": "akiaiosfodnn7example"}
+
+    assert gw.call("vault.read", {}, principal="alice") == {"iban": "[REDACTED:iban]", "key": "[REDACTED:secret]"}
+    gw.close()
