@@ -127,11 +127,21 @@ def test_a_secret_named_by_its_key_in_structured_data() -> None:
         "version 1.2.3, pkg@1.2.3, @decorator.name",
         "uuid 123e4567-e89b-12d3-a456-426614174000",
         "sha c2a8d2b3f7e41d5c8e8d4b1f9a6e2d3c4b5a6978",
+        "sha 9fa4000000000000002bc1e3",  # a card's digits inside a hex word
     ],
 )
 def test_detectors_leave_look_alikes_alone(text: str) -> None:
     out, counts = _redacted(text)
     assert out == text and counts == {}
+
+
+def test_a_plus_starts_a_phone_number_never_a_card() -> None:
+    text = "call +2130057502208 or +1 415 555 0132"
+    assert Redaction(detectors=("card",)).apply(text) == (text, {})
+    assert Redaction(detectors=("card", "phone")).apply(text) == (
+        "call [REDACTED:phone] or [REDACTED:phone]",
+        {"phone": 2},
+    )
 
 
 @pytest.mark.parametrize("value", [1700000000123, 12345678901234567890, 3.141592653589793, True, None])

@@ -6,6 +6,7 @@ patterns accept any separator, digit script or letter case without mangling orde
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -38,19 +39,22 @@ def whole(match: re.Match[str]) -> Iterable[Span]:
 class Detector:
     """A named pattern; ``locate`` validates a match and returns the spans to redact (by default all of it).
 
-    ``needs``: characters of which the text must contain one for the pattern to be worth running.
+    ``needs``: lower-case strings of which the text must contain one for the pattern to be worth running (a
+    substring search is a hundred times faster than a scan with a case-insensitive alternation).
     ``in_numbers``: whether JSON numbers are checked too (their decimal text), as for card numbers.
     """
 
     name: str
     pattern: re.Pattern[str]
     locate: Callable[[re.Match[str]], Iterable[Span]] = whole
-    needs: str = ""
+    needs: tuple[str, ...] = ()
     in_numbers: bool = True
 
     def spans(self, text: str) -> list[Span]:
-        if self.needs and not any(char in text for char in self.needs):
-            return []
+        if self.needs:
+            lowered = text.lower()
+            if not any(needle in lowered for needle in self.needs):
+                return []
         return [span for match in self.pattern.finditer(text) for span in self.locate(match)]
 
 
@@ -91,7 +95,8 @@ def _card_spans(match: re.Match[str]) -> Iterable[Span]:
 
     A window of consecutive groups is a card when it is laid out like one and its digits pass ``is_card``; a
     contiguous run of more than 19 digits (an order id) is one group and never searched inside, nor is a run
-    glued to letters (``DE89 3704 ...``, an IBAN's tail) searched away from that end. An invisible character
+    glued to letters (``DE89 3704 ...``, an IBAN's tail) searched away from that end, nor is one inside a word
+    (a hex hash) a card, nor does a card start right after a ``+``. An invisible character
     is read as nothing first, then as a separator between groups.
     """
     text = match.group()
@@ -107,8 +112,10 @@ def _card_windows(match: re.Match[str], groups: list[tuple[int, int, str]]) -> l
     base, text = match.start(), match.string
     glued_left = base > 0 and text[base - 1].isalpha()
     glued_right = match.end() < len(text) and text[match.end()].isalpha()
+    if glued_left and glued_right and len(groups) == 1:
+        return []  # digits inside a word: a hash, a token
     spans: list[Span] = []
-    start = 0
+    start = 1 if base > 0 and text[base - 1] == "+" else 0  # "+44 ...": a phone's country code, no card's start
     while start < len(groups) and not (glued_left and start > 0 and not spans):
         first = len(groups[start][2])
         widths = range(min(5, len(groups) - start), 1, -1) if first == 4 else (1,) if 13 <= first <= 19 else ()
@@ -136,7 +143,9 @@ IBAN_LENGTHS = {
     "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27,
     "SO": 23, "ST": 25, "SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
 }  # fmt: skip
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[\s\-]{0,2}[A-Za-z0-9]){11,32}")
+# Anchored on the check digits (a scan for digits is fast), the country code looked behind; the rest looked ahead
+# so that a look-alike before an IBAN ("ab12 DE89 ...") does not swallow it.
+_IBAN = re.compile(r"[0-9]{2}(?<=[A-Za-z]{2}[0-9]{2})(?=(?:[\s\-]{0,2}[A-Za-z0-9]){11,32})")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 
 
@@ -150,16 +159,17 @@ def is_iban(compact: str) -> bool:
 
 def _iban_spans(match: re.Match[str]) -> Iterable[Span]:
     """Exactly as many characters as the country's IBANs have, so a word after the number is not taken in."""
-    text = match.group()
-    length = IBAN_LENGTHS.get(text[:2].upper())
-    chars = list(_ALNUM.finditer(text))
-    if length is None or len(chars) < length:
+    start, string = match.start() - 2, match.string
+    length = IBAN_LENGTHS.get(string[start : start + 2].upper())
+    if length is None or (start > 0 and string[start - 1].isascii() and string[start - 1].isalnum()):
         return ()
-    end = chars[length - 1].end()
-    if match.string[match.start() + end : match.start() + end + 1].isalnum():
+    chars = list(itertools.islice(_ALNUM.finditer(string, start, start + 3 * length), length))
+    if len(chars) < length:
+        return ()
+    end = chars[-1].end()
+    if string[end : end + 1].isalnum():
         return ()  # glued to more letters or digits: part of a longer token
-    compact = "".join(c.group() for c in chars[:length]).upper()
-    return ((match.start(), match.start() + end),) if is_iban(compact) else ()
+    return ((start, end),) if is_iban("".join(c.group() for c in chars).upper()) else ()
 
 
 # ---- e-mail addresses and phone numbers -------------------------------------------------------------------
@@ -170,7 +180,7 @@ _EMAIL = re.compile(
     f"(?<!{_LOCAL}){_LOCAL}+[{_AT}]{_LABEL}(?:[{_DOT}]{_LABEL})*[{_DOT}](?:xn--[\\w-]+|(?:[^\\W\\d_]|[{_MARKS}]){{2,}})"
 )
 
-_PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d ().-]{6,18}\d(?!\w)")
+_PHONE = re.compile(r"[+(\d][\d ().-]{6,19}\d")
 _PHONE_GROUP = re.compile(r"\d+")
 _DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}")
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
@@ -179,7 +189,11 @@ _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 def _phone_spans(match: re.Match[str]) -> Iterable[Span]:
     """8-15 digits; without a ``+`` or an area code in parentheses, at least three groups of two digits or more,
     one kind of separator: a bare run of digits is an id, ``12.50 13.75`` a list of prices, not a phone."""
-    text = match.group()
+    text, (start, end), string = match.group(), match.span(), match.string
+    if (start and (string[start - 1].isalnum() or string[start - 1] in "_+")) or string[end : end + 1].isalnum():
+        return ()  # part of a longer token
+    if text[0] in "+(" and not (text[1].isdigit() or text[:2] == "+("):
+        return ()
     groups = _PHONE_GROUP.findall(text)
     if not 8 <= sum(map(len, groups)) <= 15 or _DATE.match(text) or _IPV4.fullmatch(text):
         return ()
@@ -205,6 +219,9 @@ _SECRET = re.compile(
     r"|eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)?"  # JWT/JWE
     r")"
 )
+_SECRET_NEEDLES = ("-----begin", "secret", "accountkey", "sharedaccesskey", "sig=", "akia", "asia", "ghp_", "gho_",
+                   "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "sk_", "rk_", "xox", "xapp-",
+                   "hooks.slack.com", "aiza", "ya29.", "gocspx-", "q~", "eyj")  # fmt: skip
 _SECRET_FIELD = re.compile(r"(?i)(?:aws[_-]?)?secret[_-]?(?:access[_-]?)?key|aws[_-]?secret")
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
 
@@ -224,8 +241,8 @@ def keyed_secret(key: str, value: str) -> bool:
 
 # In order of precedence: secrets hold digit runs and e-mail-like text, IBANs hold card-like digit runs.
 BUILT_IN = (
-    Detector("secret", _SECRET, _secret_spans, in_numbers=False),
-    Detector("email", _EMAIL, needs=_AT, in_numbers=False),
+    Detector("secret", _SECRET, _secret_spans, needs=_SECRET_NEEDLES, in_numbers=False),
+    Detector("email", _EMAIL, needs=tuple(_AT), in_numbers=False),
     Detector("iban", _IBAN, _iban_spans, in_numbers=False),
     Detector("card", _CARD, _card_spans),
     Detector("phone", _PHONE, _phone_spans, in_numbers=False),
