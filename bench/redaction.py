@@ -4,11 +4,12 @@ One generated corpus (seeded): PII variants (cards with any separator, digit scr
 numbers; ASCII, IDN and fullwidth-at e-mails; IBANs in any case and grouping; phone numbers; cloud keys, PEM
 blocks, JWTs) and look-alike non-PII (order ids, epoch timestamps, dates, prices, IPs, UUIDs, hashes, ISBNs).
 A PII sample is recalled when, once the detected spans are removed, none of its characters is left (a card's
-digits, an address's local part and domain, an IBAN's account part); a look-alike is a false positive when
-anything in it is detected. Presidio runs its pattern recognisers (CreditCardRecognizer, EmailRecognizer,
-IbanRecognizer, PhoneRecognizer) directly: its AnalyzerEngine insists on a spaCy model, which cannot be
-downloaded here. Its e-mail recogniser's public-suffix lookup uses tldextract's bundled snapshot (no network).
-Prints ONE JSON line; needs the ``bench`` extra (``pip install -e '.[bench]'``).
+digits, an address's local part and domain, an IBAN's account part); recall is also given for the canonical
+forms alone (ASCII, one space or hyphen between groups, upper-case IBANs, no JSON numbers). A look-alike is a
+false positive when anything in it is detected. Presidio runs its pattern recognisers (CreditCardRecognizer,
+EmailRecognizer, IbanRecognizer, PhoneRecognizer) directly: its AnalyzerEngine insists on a spaCy model, which
+cannot be downloaded here. Its e-mail recogniser's public-suffix lookup uses tldextract's bundled snapshot (no
+network). Prints ONE JSON line; needs the ``bench`` extra (``pip install -e '.[bench]'``).
 
     python bench/redaction.py [--samples 400] [--seed 14]
 """
@@ -21,6 +22,7 @@ import json
 import os
 import platform
 import random
+import re
 import string
 import time
 import unicodedata
@@ -67,13 +69,21 @@ def printed_card(rng: random.Random, digits: str) -> str:
 def email(rng: random.Random) -> str:
     local = rng.choice(["jane.doe", "j.smith+bills", "müller.jürgen", "用户名", "नमस्ते", "o'brien", "ops_team"])
     local += str(rng.randrange(100, 999))
-    domain = rng.choice(["corp.example", "mail.example.co.uk", "müller.example", "例子.广告", "пример.рф", "x.io"])
+    domain = rng.choice(["corp.com", "mail.example.co.uk", "müller.de", "例子.广告", "пример.рф", "x.io"])
     return local + rng.choice("@@@@\uff20") + domain
 
 
+# Each country's account-number layout (n digits, a letters), as Presidio checks it: real IBANs follow it.
+IBAN_FORMATS = {"DE": "18n", "FR": "23n", "GB": "4a14n", "NL": "4a10n", "ES": "20n", "IT": "1a22n", "BE": "12n",
+                "CH": "17n", "PL": "24n", "AT": "16n", "SE": "20n", "IE": "4a14n"}  # fmt: skip
+
+
 def iban(rng: random.Random) -> str:
-    country = rng.choice(sorted(IBAN_LENGTHS))
-    bban = "".join(rng.choice(string.digits * 3 + "ABCXYZ") for _ in range(IBAN_LENGTHS[country] - 4))
+    country = rng.choice(sorted(IBAN_FORMATS))
+    layout = re.findall(r"(\d+)([an])", IBAN_FORMATS[country])
+    bban = "".join(rng.choice(string.ascii_uppercase if kind == "a" else string.digits)
+                   for count, kind in layout for _ in range(int(count)))  # fmt: skip
+    assert len(bban) == IBAN_LENGTHS[country] - 4
     check = 98 - int("".join(str(int(c, 36)) for c in bban + country + "00")) % 97
     text = f"{country}{check:02d}{bban}"
     text = rng.choice([text, text.lower(), " ".join(text[i : i + 4] for i in range(0, len(text), 4))])
@@ -151,6 +161,15 @@ def leaked(kind: str, value: str, out: str) -> bool:
     return value[:24] in out or value[-24:] in out
 
 
+def plain(kind: str, value: str) -> bool:
+    """The canonical forms: ASCII, no separator but one space or hyphen, upper-case IBANs, no JSON numbers."""
+    if not value.isascii() or any(c in value for c in "{\t\n/_") or "  " in value or " - " in value:
+        return False
+    if kind == "card":
+        return "." not in value and not value.endswith((" 7", "123"))
+    return value == value.upper() if kind == "iban" else True
+
+
 def masked(text: str, spans: list[tuple[int, int]]) -> str:
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + "<X>" + text[end:]
@@ -161,6 +180,8 @@ def score(corpus_: list[Sample], run: Callable[[str], tuple[str, bool]], kinds: 
     """(recall per kind, false-positive rate, MB/s): ``run`` returns (text with PII removed, anything found)."""
     found: Counter[str] = Counter()
     total: Counter[str] = Counter()
+    found_plain: Counter[str] = Counter()
+    total_plain: Counter[str] = Counter()
     false_positives = look_alikes = 0
     size = sum(len(text.encode()) for _, text, _ in corpus_)
     started = time.thread_time()
@@ -171,10 +192,15 @@ def score(corpus_: list[Sample], run: Callable[[str], tuple[str, bool]], kinds: 
             look_alikes += 1
             false_positives += hit
         elif kind in kinds:
+            recalled = not leaked(kind, value, out)
             total[kind] += 1
-            found[kind] += not leaked(kind, value, out)
+            found[kind] += recalled
+            if plain(kind, value):
+                total_plain[kind] += 1
+                found_plain[kind] += recalled
     return {
         "recall": {k: round(found[k] / total[k], 3) for k in kinds},
+        "recall_plain_forms": {k: round(found_plain[k] / total_plain[k], 3) for k in kinds if total_plain[k]},
         "false_positive_rate": round(false_positives / look_alikes, 4),
         "mb_per_s": round(size / 1e6 / elapsed, 2),
         "us_per_sample": round(elapsed / len(corpus_) * 1e6, 1),

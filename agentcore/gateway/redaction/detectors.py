@@ -84,28 +84,29 @@ def _card_layout(sizes: list[int]) -> bool:
     return sizes[0] == 4 and all(size == 4 for size in sizes[1:-1]) and sizes[-1] <= 4
 
 
-_CARD = re.compile(f"\\d(?:[{SEPARATORS}{INVISIBLE}]{{0,4}}\\d){{12,}}")
+# A run of digit groups with at least 13 digits; a run of digits is taken whole (one step, not one per digit).
+_GAP = f"[{SEPARATORS}{INVISIBLE}]"
+_CARD = re.compile(f"\\d(?=(?:{_GAP}{{0,4}}\\d){{12}})\\d*(?:{_GAP}{{1,4}}\\d+)*")
 _DIGIT_GROUP = re.compile(f"\\d(?:[{INVISIBLE}]*\\d)*")
 _INVISIBLE = re.compile(f"[{INVISIBLE}]+")
 _DIGITS = re.compile(r"\d+")
 
 
 def _card_spans(match: re.Match[str]) -> Iterable[Span]:
-    """Cards among a run of digit groups, so an adjacent digit group ("... 1111 7", "5 4111 ...") hides none.
+    """Cards among a run of digit groups, so that an adjacent group ("... 1111 7", "5 4111 ...") hides none.
 
-    A window of consecutive groups is a card when it is laid out like one and its digits pass ``is_card``; a
-    contiguous run of more than 19 digits (an order id) is one group and never searched inside, nor is a run
-    glued to letters (``DE89 3704 ...``, an IBAN's tail) searched away from that end, nor is one inside a word
-    (a hex hash) a card, nor does a card start right after a ``+``. An invisible character
-    is read as nothing first, then as a separator between groups.
+    A window of consecutive groups is a card when it is laid out like one and its digits pass ``is_card``. What
+    keeps ordinary numbers intact: a contiguous run of more than 19 digits (an order id) is one group, never
+    searched inside; a run glued to a letter is searched only from that end (``DE89 3704 ...``: an IBAN's tail)
+    and one inside a word (a hex hash) not at all; no card starts right after a ``+`` (a phone's country code).
+    Invisible characters are read as nothing first, then as separators.
     """
     text = match.group()
-    spans = _card_windows(
-        match, [(g.start(), g.end(), _INVISIBLE.sub("", g.group())) for g in _DIGIT_GROUP.finditer(text)]
-    )
-    if not spans and _INVISIBLE.search(text):
-        spans = _card_windows(match, [(g.start(), g.end(), g.group()) for g in _DIGITS.finditer(text)])
-    return spans
+    separated = _card_windows(match, [(g.start(), g.end(), g.group()) for g in _DIGITS.finditer(text)])
+    if not _INVISIBLE.search(text):
+        return separated
+    joined = [(g.start(), g.end(), _INVISIBLE.sub("", g.group())) for g in _DIGIT_GROUP.finditer(text)]
+    return _card_windows(match, joined) or separated
 
 
 def _card_windows(match: re.Match[str], groups: list[tuple[int, int, str]]) -> list[Span]:
