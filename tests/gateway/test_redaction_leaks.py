@@ -14,6 +14,9 @@ import pytest
 from agentcore.gateway import Gateway, ToolExecutionError
 from agentcore.gateway.adapters import run_anthropic_tool_uses, run_openai_tool_calls
 from agentcore.gateway.errors import ApprovalRequired
+from agentcore.policies import parse
+from agentcore.policies.ast import structure
+from agentcore.policies.formatter import format_file
 
 from .conftest import write_policy
 
@@ -118,3 +121,6 @@ def test_policies_name_ibans_and_secrets(tmp_path: Path) -> None:
 
     assert gw.call("vault.read", {}, principal="alice") == {"iban": "[REDACTED:iban]", "key": "[REDACTED:secret]"}
     gw.close()
+    assert "redact IBANs and secrets in results of vault.read." in format_file(parse(text))
+    named = parse('policy "p"\nallow secrets.read when secrets is at most 3.\n')  # still names elsewhere
+    assert structure(parse(format_file(named))) == structure(named)
