@@ -171,11 +171,13 @@ def _redact_path(value: Any, parts: list[str], path: str, counts: Counter[str]) 
     if isinstance(value, dict):
         if head == "*":
             return {k: _redact_path(v, rest, path, counts) for k, v in value.items()}
+        # "customer.dob" is also a literal key of that name
+        taken = [(key, n) for n in range(1, len(parts) + 1) if (key := ".".join(parts[:n])) in value]
+        if not taken:
+            return value
         out = dict(value)
-        for taken in range(1, len(parts) + 1):  # "customer.dob" is also a literal key of that name
-            key = ".".join(parts[:taken])
-            if key in out:
-                out[key] = _redact_path(out[key], parts[taken:], path, counts)
+        for key, n in taken:
+            out[key] = _redact_path(out[key], parts[n:], path, counts)
         return out
     if isinstance(value, list):
         if head == "*":
