@@ -15,7 +15,7 @@ from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.redaction.detectors import IBAN_LENGTHS, luhn
 
 ALL = ("email", "card", "iban", "secret", "phone")
-SETTINGS = settings(max_examples=150, deadline=None)
+SETTINGS = settings(max_examples=150, deadline=None, database=None)  # nothing written into the repository
 BRANDS = {"4": (13, 16, 19), "51": (16,), "55": (16,), "2221": (16,), "34": (15,), "37": (15,), "6011": (16, 19),
           "65": (16,), "35": (16,), "36": (14,), "62": (16, 19)}  # fmt: skip
 SCRIPTS = (0x30, 0xFF10, 0x660, 0x6F0, 0x966, 0x9E6, 0xE50)  # ASCII, fullwidth, Arabic-Indic, ..., Thai
