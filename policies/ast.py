@@ -172,7 +172,7 @@ class Subject(Node):
 
 
 class Redaction(Node):
-    kind: Literal["email", "card", "phone", "ip", "pattern", "fields"]
+    kind: Literal["email", "card", "phone", "ip", "iban", "secret", "pattern", "fields"]
     pattern: str | None = None
     name: str | None = None
     fields: tuple[str, ...] = ()

@@ -23,6 +23,9 @@ REDACTION_PATTERNS = {
     "card": RedactPattern(name="card", regex=r"\b(?:\d[ -]?){12,18}\d\b"),
     "phone": RedactPattern(name="phone", regex=r"\+?\d[\d ()-]{7,}\d"),
     "ip": RedactPattern(name="ip", regex=r"\b(?:\d{1,3}\.){3}\d{1,3}\b"),
+    # the gateway's validating detectors (mod-97, token formats) replace these two by name
+    "iban": RedactPattern(name="iban", regex=r"\b[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,30}\b"),
+    "secret": RedactPattern(name="secret", regex=r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|-----BEGIN [A-Z ]*PRIVATE KEY-----"),
 }
 # A rule whose condition cannot be evaluated matches when matching is the safer outcome (fail closed).
 FAILS_CLOSED_TO_MATCH = {

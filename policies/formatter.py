@@ -47,7 +47,14 @@ _OPS = {
     "missing": "is missing",
     "present": "is present",
 }
-_REDACTIONS = {"email": "email addresses", "card": "card numbers", "phone": "phone numbers", "ip": "ip addresses"}
+_REDACTIONS = {
+    "email": "email addresses",
+    "card": "card numbers",
+    "phone": "phone numbers",
+    "ip": "ip addresses",
+    "iban": "IBANs",
+    "secret": "secrets",
+}
 
 
 @dataclass(frozen=True)

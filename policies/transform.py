@@ -192,6 +192,12 @@ class ToAst(Transformer[Token, Any]):
     def redact_ip(self, meta: Meta, items: list[Any]) -> ast.Redaction:
         return ast.Redaction(kind="ip", span=self._span(meta))
 
+    def redact_iban(self, meta: Meta, items: list[Any]) -> ast.Redaction:
+        return ast.Redaction(kind="iban", span=self._span(meta))
+
+    def redact_secret(self, meta: Meta, items: list[Any]) -> ast.Redaction:
+        return ast.Redaction(kind="secret", span=self._span(meta))
+
     def redact_pattern(self, meta: Meta, items: list[Token]) -> ast.Redaction:
         name = _string(items[1]) if len(items) > 1 else None
         return ast.Redaction(kind="pattern", pattern=_string(items[0]), name=name, span=self._span(meta))

@@ -454,11 +454,15 @@ class Gateway:
             timed_out = isinstance(error, TimeoutError | asyncio.TimeoutError | concurrent.futures.TimeoutError)
             outcome = "timeout" if timed_out else "error"
             message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
+            if plan.redaction:  # error text is tool output too: it reaches the caller, a model, the audit
+                message, detail["redacted"] = plan.redaction.message(message, type(error).__name__)
             self._record(event, effect, outcome, {**detail, "error": message}, kind="execution")
             if plan.approval_id:
                 self.approvals.store.finish(plan.approval_id, ok=False, result={"error": message})
             if not isinstance(error, Exception):
                 raise error
+            if detail.get("redacted"):  # nor in a logged traceback of the caller's
+                raise ToolExecutionError(plan.tool.name, message) from None
             raise ToolExecutionError(plan.tool.name, message) from error
         also = None
         if reads_history(self.policy.current()):  # else nothing in the bundle reads call history

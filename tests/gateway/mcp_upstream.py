@@ -27,9 +27,19 @@ def delete_customer(customer_id: str) -> str:
 
 
 @server.tool()
-def charge(customer_id: str, amount: int) -> str:
-    """Charge a customer's card; the card processor declines every charge (the result has ``isError: true``)."""
-    raise ToolError(f"card of {customer_id} declined for {amount}")
+def card_on_file(customer_id: str) -> dict[str, Any]:
+    """The card on file: a card number as a JSON number and as a key, an e-mail with a fullwidth at sign."""
+    return {
+        "customer": {"id": customer_id, "card": 4000000000000002, "dob": "1990-01-01"},
+        "last_charges": {"4000000000000002": [12.5, 4000000000000002.0]},
+        "contact": "jane\uff20corp.example",
+    }
+
+
+@server.tool()
+def charge(customer_id: str, amount: int = 0) -> str:
+    """Charge a customer's card; the processor declines every charge (``isError: true``, its text names the card)."""
+    raise ToolError(f"card 4000000000000002 for jane@corp.example declined ({customer_id}, {amount})")
 
 
 @server.resource("docs://handbook")
@@ -57,6 +67,11 @@ def register_local(gateway: Any) -> None:
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
+
+    @gateway.tool(name="pay.charge")
+    def pay_charge(order: str) -> str:
+        """Charge an order (always fails, naming the card)."""
+        raise ValueError(f"card 4000000000000002 for jane@corp.example declined ({order})")
 
 
 if __name__ == "__main__":

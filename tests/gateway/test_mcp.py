@@ -70,9 +70,9 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60) ->
     raise TimeoutError(f"nothing listens on port {port}")
 
 
-def _config(tmp_path: Path, target: str) -> Path:
+def _config(tmp_path: Path, target: str, policy: str = POLICY) -> Path:
     (tmp_path / "policies").mkdir()
-    (tmp_path / "policies" / "mcp.policy").write_text(POLICY)
+    (tmp_path / "policies" / "mcp.policy").write_text(policy)
     path = tmp_path / "gateway.toml"
     path.write_text(
         f"""[gateway]
@@ -138,6 +138,40 @@ def test_stdio_proxy_filters_enforces_redacts_and_audits(tmp_path: Path) -> None
     decisions = [(r["tool"], r["effect"]) for r in log.rows() if r["effect"]]
     assert ("crm.delete_customer", "deny") in decisions and ("crm.lookup", "allow") in decisions
     assert all(r["agent"] in ("desktop-agent", None) for r in log.rows())
+
+
+REDACTING = """policy "mcp-redaction"
+allow crm.card_on_file, crm.charge, pay.charge.
+redact card numbers and email addresses in results of crm.card_on_file, crm.charge, pay.charge.
+redact fields "customer.dob" in results of crm.card_on_file.
+"""
+LEAKS = ("4000000000000002", "4.000000000000002", "jane@corp", "jane\uff20corp", "1990-01-01")
+
+
+def test_stdio_proxy_redacts_structured_content_and_error_text(tmp_path: Path) -> None:
+    """Issue 14: a card as a JSON number or key in ``structuredContent``, and tool error text, reached the client."""
+    upstream = f'command = "{sys.executable}"\nargs = ["{HERE / "mcp_upstream.py"}"]'
+    config = _config(tmp_path, upstream, REDACTING)
+    params = StdioServerParameters(command=AGENTCORE, args=["gateway", "serve", "--config", str(config)], env=_env())
+    replies: list[Any] = []
+
+    async def session() -> None:
+        async with Client(params) as client:
+            replies.append(await client.call_tool("crm__card_on_file", {"customer_id": "c1"}))
+            replies.append(await client.call_tool("crm__charge", {"customer_id": "c1"}))
+            replies.append(await client.call_tool("pay_charge", {"order": "o1"}))
+
+    asyncio.run(session())
+    on_file, upstream_error, local_error = replies
+    assert not on_file.is_error and upstream_error.is_error and local_error.is_error
+    assert on_file.structured_content["customer"] == {"id": "c1", "card": "[REDACTED:card]", "dob": "[REDACTED]"}
+    assert "[REDACTED:card]" in _text(local_error) and "[REDACTED:email]" in _text(local_error)
+    for reply in replies:
+        dumped = reply.model_dump_json()
+        assert not any(leak in dumped for leak in LEAKS), dumped
+    raw = b"".join(path.read_bytes() for path in tmp_path.glob("gw.db*"))  # the audit, every column
+    assert not any(leak.encode() in raw for leak in LEAKS)
+    assert AuditLog(Database(str(tmp_path / "gw.db"))).verify().ok
 
 
 @pytest.fixture
