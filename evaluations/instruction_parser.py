@@ -122,9 +122,32 @@ def _no_comma(match: re.Match[str], text: str) -> Instruction:
     return _make("punctuation:no_comma")
 
 
-@_rule(r"words? (?:with|in) all capital letters[^.]*?" + _REL + r"\s+" + _NUM + r"\s+times")
+_CAPITALS = r"(?:(?:in|with) all capital letters|in all[- ]caps|all[- ]caps|capitali[sz]ed)"
+
+
+@_rule(
+    # "at least 15 words in all capital letters", "more than 4 words be in all capital letters"
+    _REL
+    + r"\s+"
+    + _NUM
+    + r"\s+(?:\w+\s+){0,3}?(?:words?|phrases?)\b[^.]{0,30}?"
+    + _CAPITALS
+    # "all-caps words should appear at most 10 times", "words with all capital letters to less than four"
+    + r"|"
+    + _CAPITALS
+    + r"[^.]{0,60}?"
+    + _REL
+    + r"\s+"
+    + _NUM
+    # "there should be 5 to 10 such capitalized words"
+    + r"|\b"
+    + _NUM
+    + r"\s+to\s+\d+\s+(?:such\s+)?(?:capitali[sz]ed|all[- ]caps) words"
+)
 def _capital_words(match: re.Match[str], text: str) -> Instruction:
-    relation, value = _count(match.group(1), match.group(2))
+    groups = [group for group in match.groups() if group is not None]
+    relation, number = (groups[0], groups[1]) if len(groups) == 2 else ("at least", groups[0])
+    relation, value = _count(relation, number)
     return _make("change_case:capital_word_frequency", capital_relation=relation, capital_frequency=value)
 
 
@@ -138,7 +161,7 @@ def _uppercase(match: re.Match[str], text: str) -> Instruction:
     return _make("change_case:english_capital")
 
 
-@_rule(_REL + r"\s+" + _NUM + r"\s+words")
+@_rule(_REL + r"\s+" + _NUM + r"\s+words(?![^.]{0,30}?" + _CAPITALS + ")")
 def _words(match: re.Match[str], text: str) -> Instruction:
     relation, value = _count(match.group(1), match.group(2))
     return _make("length_constraints:number_words", relation=relation, num_words=value)
@@ -150,26 +173,42 @@ def _sentences(match: re.Match[str], text: str) -> Instruction:
     return _make("length_constraints:number_sentences", relation=relation, num_sentences=value)
 
 
+_NTH = r"(\d+|" + "|".join(_ORDINALS) + r")(?:st|nd|rd|th)?"
+_FIRST_WORD = r"(?:start|begin)s?\s+with\s+(?:the\s+)?(?:word\s+)?[\"'“]?(\w+)"
+
+
 @_rule(
-    r"paragraph\s+(?:number\s+)?(\d+|"
-    + "|".join(_ORDINALS)
-    + r")[^.]*?(?:start|begin)s? with (?:the )?word\s+[\"'“]?(\w+)"
+    # "paragraph 2 must start with the word X", "the 4th paragraph starts with X", "the very first paragraph ..."
+    r"(?:paragraph\s+(?:number\s+)?"
+    + _NTH
+    + r"|\b"
+    + _NTH
+    + r"\s+paragraph)\b[^.]*?"
+    + _FIRST_WORD
+    # "start the 4th paragraph with the word X"
+    + r"|(?:start|begin)\s+(?:the\s+)?(?:very\s+)?(?:paragraph\s+"
+    + _NTH
+    + r"|"
+    + _NTH
+    + r"\s+paragraph)"
+    + r"\s+with\s+(?:the\s+)?(?:word\s+)?[\"'“]?(\w+)"
 )
 def _nth_paragraph(match: re.Match[str], text: str) -> Instruction | None:
-    total = re.search(_NUM + r"\s+paragraphs", text, re.IGNORECASE)
+    total = re.search(_NUM + r"[\s-]+paragraphs?\b", text, re.IGNORECASE)
     if total is None:
         return None
-    nth = match.group(1).lower()
+    nth, word = [group for group in match.groups() if group is not None]
     return _make(
         "length_constraints:nth_paragraph_first_word",
         num_paragraphs=_number(total.group(1)),
-        nth_paragraph=int(nth) if nth.isdigit() else _ORDINALS[nth],
-        first_word=match.group(2).lower(),
+        nth_paragraph=int(nth) if nth.isdigit() else _ORDINALS[nth.lower()],
+        first_word=word.lower(),
     )
 
 
-@_rule(r"(?:exactly\s+)?" + _NUM + r"\s+paragraphs[^.]*?\*\*\*")
+@_rule(r"(?:exactly\s+)?" + _NUM + r"\s+(?:paragraphs|sections|stanzas|parts)\b(?=[\s\S]*\*\*\*)")
 def _paragraphs(match: re.Match[str], text: str) -> Instruction | None:
+    """``N paragraphs`` (or sections, stanzas, parts) with ``***`` named as the separator anywhere in the prompt."""
     if re.search(r"paragraphs?[^.]*\\n\\n|separated (?:from each other )?by two new lines", text, re.IGNORECASE):
         return None
     return _make("length_constraints:number_paragraphs", num_paragraphs=_number(match.group(1)))

@@ -56,8 +56,8 @@ def test_evaluator_prompt_level_agreement(data_dir: Path, models: Models) -> Non
     gold = [row["checker_strict_follow_all"] for row in rows]
     assert sum(r.passed == g for r, g in zip(given, gold, strict=True)) / len(gold) >= 0.95
     judged = [(r, g) for r, g in zip(parsed, gold, strict=True) if r.judged]
-    assert sum(r.passed == g for r, g in judged) / len(judged) >= 0.85  # measured 0.894
-    assert len(judged) / len(gold) >= 0.75  # measured 0.818: prompts with nothing parsable are not applicable
+    assert sum(r.passed == g for r, g in judged) / len(judged) >= 0.87  # measured 0.901
+    assert len(judged) / len(gold) >= 0.8  # measured 0.843: prompts with nothing parsable are not applicable
 
 
 def test_parser_reads_common_phrasings() -> None:
@@ -68,6 +68,35 @@ def test_parser_reads_common_phrasings() -> None:
     assert found["length_constraints:number_words"] == {"relation": "less than", "num_words": 50}
     assert "punctuation:no_comma" in found and "change_case:english_lowercase" in found
     assert found["startend:end_checker"] == {"end_phrase": "Is there anything else I can help with?"}
+
+
+@pytest.mark.parametrize(
+    ("prompt", "instruction", "kwargs"),
+    [
+        ("Write a riddle that includes at least 15 words in all capital letters.",
+         "change_case:capital_word_frequency", {"capital_relation": "at least", "capital_frequency": 15}),
+        ("Use some words in all caps, but those all-caps words should appear at most 10 times.",
+         "change_case:capital_word_frequency", {"capital_relation": "less than", "capital_frequency": 11}),
+        ("Include some words in all capital letters. There should be 5 to 10 such capitalized words.",
+         "change_case:capital_word_frequency", {"capital_relation": "at least", "capital_frequency": 5}),
+        ("Write a rap about an abyss in exactly 4 paragraphs. Separate paragraphs with the markdown divider: ***.",
+         "length_constraints:number_paragraphs", {"num_paragraphs": 4}),
+        ("The poem should have exactly 6 stanzas. Separate the stanzas using 3 asterisk markers: ***",
+         "length_constraints:number_paragraphs", {"num_paragraphs": 6}),
+        ("Write exactly 4 paragraphs about car seats, separated by two new lines. Start the 4th paragraph with "
+         'the word "elm".', "length_constraints:nth_paragraph_first_word",
+         {"num_paragraphs": 4, "nth_paragraph": 4, "first_word": "elm"}),
+        ('Write a two paragraph story. Make sure that the first paragraph starts with the word "realising".',
+         "length_constraints:nth_paragraph_first_word",
+         {"num_paragraphs": 2, "nth_paragraph": 1, "first_word": "realising"}),
+    ],
+)  # fmt: skip
+def test_parser_reads_capital_word_paragraph_and_first_word_phrasings(
+    prompt: str, instruction: str, kwargs: dict[str, object]
+) -> None:
+    found = {i.id: {k: v for k, v in i.kwargs.items() if v is not None} for i in parse_instructions(prompt)}
+    assert found.get(instruction) == kwargs, found
+    assert "length_constraints:number_words" not in found  # "15 words in all capital letters" is not a length
 
 
 def test_sentence_counting_ignores_abbreviations() -> None:
