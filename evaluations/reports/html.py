@@ -36,30 +36,45 @@ def _label(y: float, text: str) -> str:
     return f'<text x="0" y="{y + 14}" font-size="12">{escape(text)}</text>'
 
 
+def _text(x: float, y: float, text: str, *, anchor: str = "start", size: int = 10) -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}">{escape(text)}</text>'
+
+
+def _line(x1: float, y1: float, x2: float, y2: float) -> str:
+    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#888"/>'
+
+
 def _histogram(outcome: Outcome, summary: EvaluatorSummary) -> str:
+    """Judged results per score bin: a count axis on the left, score ticks below, each bar's count above it."""
     counts = [0] * _BINS
     for result in outcome.results:
         if result.evaluator == summary.evaluator and result.judged:
             counts[min(int(result.score * _BINS), _BINS - 1)] += 1
     top = max(counts) or 1
-    width, height = 220, 90
-    bars = "".join(
-        _rect(
-            i * width / _BINS + 1,
-            height - 15 - count / top * (height - 25),
-            width / _BINS - 2,
-            count / top * (height - 25),
-            _BAR,
-            f"{i / _BINS:.1f}–{(i + 1) / _BINS:.1f}: {count}",
-        )
-        for i, count in enumerate(counts)
-    )
-    axis = (
-        f'<text x="0" y="{height - 2}" font-size="10">0</text>'
-        f'<text x="{width - 8}" y="{height - 2}" font-size="10">1</text>'
-    )
-    chart = _svg("score-distribution", width, height, f"{summary.evaluator} score distribution", bars + axis)
-    return f"<figure>{chart}<figcaption>{escape(summary.evaluator)} (mean {summary.mean:.2f})</figcaption></figure>"
+    left, bottom, width, height = 28, 30, 260, 130
+    plot_w, plot_h = width - left - 6, height - bottom - 14
+    base = height - bottom
+    parts = [_line(left, base, left + plot_w, base), _line(left, base, left, base - plot_h)]
+    for tick in sorted({0, top // 2, top}):
+        y = base - tick / top * plot_h
+        parts += [_line(left - 3, y, left, y), _text(left - 5, y + 3, str(tick), anchor="end")]
+    for score in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = left + score * plot_w
+        parts += [_line(x, base, x, base + 3), _text(x, base + 13, f"{score:g}", anchor="middle")]
+    parts.append(_text(left + plot_w / 2, height - 3, "score", anchor="middle"))
+    parts.append(_text(2, 10, "results"))
+    bin_w = plot_w / _BINS
+    for i, count in enumerate(counts):
+        bar = count / top * plot_h
+        tip = f"{i / _BINS:.1f}–{(i + 1) / _BINS:.1f}: {count}"
+        parts.append(_rect(left + i * bin_w + 1, base - bar, bin_w - 2, bar, _BAR, tip))
+        if count:
+            parts.append(_text(left + (i + 0.5) * bin_w, base - bar - 2, str(count), anchor="middle", size=9))
+    chart = _svg("score-distribution", width, height, f"{summary.evaluator} score distribution", "".join(parts))
+    caption = f"{escape(summary.evaluator)}: {summary.count} judged, mean {summary.mean:.2f}"
+    if summary.not_applicable:
+        caption += f", {summary.not_applicable} not applicable"
+    return f"<figure>{chart}<figcaption>{caption}</figcaption></figure>"
 
 
 def _pass_fail(outcome: Outcome) -> str:
@@ -72,6 +87,7 @@ def _pass_fail(outcome: Outcome) -> str:
         parts.append(_label(y, summary.evaluator))
         parts.append(_rect(_LABEL_WIDTH, y, passed * scale, 16, _PASS, f"passed {passed}"))
         parts.append(_rect(_LABEL_WIDTH + passed * scale, y, failed * scale, 16, _FAIL, f"failed {failed}"))
+        parts.append(_text(_WIDTH - 4, y + 12, f"{passed} passed / {failed} failed", anchor="end"))
     height = _ROW * len(outcome.summaries) + 10
     return _svg("pass-fail", _WIDTH, height, "Pass/fail counts per evaluator", "".join(parts))
 
@@ -92,12 +108,16 @@ def _regressions(outcome: Outcome) -> str:
         parts.append(_label(y, summary.evaluator))
         tip = f"{change:+.3f} vs baseline {summary.baseline_mean:.3f}"
         parts.append(_rect(middle if change >= 0 else middle - length, y, length, 16, colour, tip))
+        end = middle + length + 4 if change >= 0 else middle - length - 4
+        parts.append(_text(end, y + 12, f"{change:+.3f}", anchor="start" if change >= 0 else "end"))
+    parts += [_text(middle + k * span, height + 12, f"{k:+d}" if k else "0", anchor="middle") for k in (-1, 0, 1)]
+    height += 16
     return _svg("regressions", _WIDTH, height, "Change of mean score versus baseline", "".join(parts))
 
 
 def _summary_row(summary: EvaluatorSummary) -> str:
     gates = ", ".join(
-        f'<span class="{"pass" if c.passed else "fail"}">{c.name} {c.threshold:g} ({c.actual:g})</span>'
+        f'<span class="{"pass" if c.passed else "fail"}">{c.name} {c.threshold:g} ({c.actual:.3g})</span>'
         for c in summary.checks
     )
     cells = (

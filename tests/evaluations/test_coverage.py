@@ -183,3 +183,14 @@ def test_markdown_summary_is_appended(tmp_path: Path) -> None:
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# earlier step\n") and text.count("## Evaluation:") == 2
     assert "| Coverage |" in render_markdown(summarise("s", 1, RESULTS, {}))
+
+
+def test_html_charts_have_axes_ticks_counts_and_a_baseline_column() -> None:
+    from agentcore.evaluations.reports import render_html
+
+    outcome = summarise("s", 1, RESULTS, {"Gated": Gate(min_mean=0.4)}, baseline={"Gated": 0.75, "Ungated": 0.0})
+    page = render_html(outcome)
+    assert "<th>vs baseline</th>" in page and "<td>-0.250</td>" in page and "<td>67%</td>" in page  # coverage
+    assert page.count(">score</text>") == 2 and ">results</text>" in page  # axis titles on every histogram
+    assert "1 passed / 1 failed" in page and ">-0.250</text>" in page  # counts and changes written on the bars
+    assert "1 not applicable" in page
