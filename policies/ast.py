@@ -6,9 +6,9 @@ and rule text, so two trees can be compared for meaning (``parse(fmt(x)) == pars
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -31,6 +31,9 @@ class Node(BaseModel):
 
 
 class Duration(Node):
+    """A length of time; also a value (``14 days``) in comparisons and arithmetic."""
+
+    kind: Literal["duration"] = "duration"
     amount: float
     unit: str  # singular: second, minute, hour, day, week
 
@@ -64,9 +67,11 @@ class Path(Node):
 
 
 class Resolve(Node):
+    """``entity(k1, k2, ...).attr``: the resolver is called with the key values (one key: the value itself)."""
+
     kind: Literal["resolve"] = "resolve"
     entity: str
-    key: Value
+    keys: tuple[Value, ...]
     attr: tuple[str, ...] = ()
 
 
@@ -112,7 +117,90 @@ class Score(Node):
     source: Value | None = None  # None: the call's arguments as canonical JSON
 
 
-Value = Union[Lit, Path, Resolve, Length, Host, Plus, Sum, Count, Spend, Score]  # noqa: UP007
+class Var(Node):
+    """A quantifier's variable (``item`` in ``any item in line_items has ...``), with a path into it."""
+
+    kind: Literal["var"] = "var"
+    name: str
+    parts: tuple[str, ...] = ()
+
+
+ArithOp = Literal["plus", "minus", "times", "divided"]
+
+
+class Arith(Node):
+    """Exact decimal (or date and duration) arithmetic; a chain of only ``plus`` stays a :class:`Plus`."""
+
+    kind: Literal["arith"] = "arith"
+    op: ArithOp
+    left: Value
+    right: Value
+
+
+class Function(Node):
+    """``min(a, b, ...)``, ``max(a, b, ...)``, ``abs(a)``."""
+
+    kind: Literal["function"] = "function"
+    name: Literal["min", "max", "abs"]
+    args: tuple[Value, ...]
+
+
+class Fold(Node):
+    """``sum of payment.amount for payment in payments`` (also ``min of``, ``max of``)."""
+
+    kind: Literal["fold"] = "fold"
+    op: Literal["sum", "min", "max"]
+    value: Value
+    var: str
+    over: Value
+
+
+class CountWhere(Node):
+    """``count of payment in payments where COND``."""
+
+    kind: Literal["count_where"] = "count_where"
+    var: str
+    over: Value
+    cond: Cond
+
+
+class Now(Node):
+    """The decision time (``Request.context.time``)."""
+
+    kind: Literal["now"] = "now"
+
+
+class Today(Node):
+    """The date of the decision time in ``tz`` (UTC when None)."""
+
+    kind: Literal["today"] = "today"
+    tz: str | None = None
+
+
+class Clock(Node):
+    """A time of day literal, ``18:00``."""
+
+    kind: Literal["clock"] = "clock"
+    text: str
+
+
+class Calendar(Node):
+    """``weekday of X`` (a day name) or ``time of day of X`` (a :class:`Clock`), read in the time zone ``tz``."""
+
+    kind: Literal["calendar"] = "calendar"
+    part: Literal["weekday", "time_of_day"]
+    of: Value
+    tz: str | None = None
+
+
+# Discriminated by ``kind``, so validating a node looks one member up instead of trying each in turn.
+Value = Annotated[
+    Union[  # noqa: UP007
+        Lit, Path, Resolve, Length, Host, Plus, Sum, Count, Spend, Score,
+        Var, Arith, Function, Fold, CountWhere, Now, Today, Clock, Calendar, Duration,
+    ],
+    Field(discriminator="kind"),
+]  # fmt: skip
 
 
 # ---- conditions ---------------------------------------------------------------------------------------------------
@@ -156,7 +244,62 @@ class After(Node):
     within: Duration
 
 
-Cond = Union[Compare, And, Or, Not, TimeWindow, After]  # noqa: UP007
+class Quantified(Node):
+    """``any|every|no VAR in LIST has COND``: the condition tested for each item of a list."""
+
+    kind: Literal["quantified"] = "quantified"
+    quantifier: Literal["any", "every", "no"]
+    var: str
+    over: Value
+    cond: Cond
+
+
+class Named(Node):
+    """A use of a named condition (``"large expense"``), defined by a :class:`Definition`."""
+
+    kind: Literal["named"] = "named"
+    name: str
+
+
+class IfPresent(Node):
+    """``COMPARISON if present``: false, not unevaluable, when a path it reads is absent."""
+
+    kind: Literal["if_present"] = "if_present"
+    item: Compare
+
+
+Cond = Annotated[
+    Union[Compare, And, Or, Not, TimeWindow, After, Quantified, Named, IfPresent],  # noqa: UP007
+    Field(discriminator="kind"),
+]
+
+
+class Definition(Node):
+    """``define "name" as COND.``"""
+
+    name: str
+    cond: Cond
+
+
+class TypeExpr(Node):
+    """A declared type: a scalar or resolver name, ``list of T`` (``item``) or a record ``{a: T, ...}``."""
+
+    name: str  # string, number, boolean, date, datetime, duration, any, list, record, or a resolver's name
+    item: TypeExpr | None = None
+    fields: tuple[tuple[str, TypeExpr], ...] = ()
+
+
+class Param(Node):
+    name: str
+    type: TypeExpr
+
+
+class ResolverDecl(Node):
+    """``resolver customer(customer_id: string) returns {...}.``: the keys and the record a resolver returns."""
+
+    name: str
+    params: tuple[Param, ...]
+    returns: TypeExpr
 
 
 class Clause(Node):
@@ -215,12 +358,17 @@ class PolicyFile(Node):
     description: str | None = None
     default: Literal["allow", "deny"] | None = None
     rules: tuple[Rule, ...] = ()
+    definitions: tuple[Definition, ...] = ()
+    resolvers: tuple[ResolverDecl, ...] = ()
     comments: tuple[Comment, ...] = ()
     header_span: Span | None = None  # where the header and the default statement are, for fmt's layout
     default_span: Span | None = None
 
 
-for _model in (Resolve, Length, Host, Plus, Score, Compare, And, Or, Not):
+for _model in (
+    Resolve, Length, Host, Plus, Score, Arith, Function, Fold, CountWhere, Calendar,
+    Compare, And, Or, Not, Quantified, IfPresent, Definition, TypeExpr, Param, ResolverDecl,
+):  # fmt: skip
     _model.model_rebuild()
 
 

@@ -3,7 +3,8 @@
 Errors (exit 1): unknown tools, unknown argument paths, type mismatches, conditions that can never hold.
 Warnings: rules that allow or deny everything, glob patterns matching no tool, rules shadowed by another rule
 (they can never change a decision), and allow/deny rules that overlap (deny wins where both match).
-Emptiness, shadowing and overlap are decided exactly with interval and set reasoning (``regions.py``).
+Emptiness, shadowing and overlap are decided exactly with interval and set reasoning (``regions.py``); named
+conditions are checked by ``named.py`` and value types against resolver declarations by ``facts.py``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from agentcore.policies import ast
+from agentcore.policies.facts import fact_problems
+from agentcore.policies.named import named_problems
 from agentcore.policies.regions import Region, contains, is_empty, meet, rule_region, schema_constraint
 from agentcore.policies.schemas import ToolSchema
 
@@ -51,7 +54,30 @@ def check(files: Sequence[ast.PolicyFile], tools: dict[str, ToolSchema] | None =
     findings.extend(_pair_findings(rules, tools))
     if tools is None:
         findings.extend(_similar_names(rules))
+    findings.extend(_bundle_finding("error", p.code, p.message, p.help, p.span) for p in named_problems(files))
+    for owner, problem in fact_problems(files, tools):
+        severity: Literal["error", "warning"] = "error" if problem.severity == "error" else "warning"
+        if owner is None:
+            findings.append(_bundle_finding(severity, problem.code, problem.message, problem.help, problem.span))
+        else:
+            findings.append(_finding(owner, severity, problem.code, problem.message, problem.help, problem.span))
     return sorted(findings, key=lambda f: (f.file, f.line, f.code))
+
+
+def _bundle_finding(
+    severity: Literal["error", "warning"], code: str, message: str, help: str, span: ast.Span | None
+) -> Finding:
+    """A finding about a definition or declaration rather than a rule."""
+    return Finding(
+        severity=severity,
+        code=code,
+        message=message,
+        rule_id="",
+        file=span.file if span else "<policy>",
+        line=span.line if span else 0,
+        column=span.column if span else 1,
+        help=help,
+    )
 
 
 def _edits(a: str, b: str) -> int:
@@ -196,24 +222,26 @@ def _compares(cond: ast.Cond) -> Iterator[ast.Compare]:
     if isinstance(cond, (ast.And, ast.Or)):
         for item in cond.items:
             yield from _compares(item)
-    elif isinstance(cond, ast.Not):
+    elif isinstance(cond, (ast.Not, ast.IfPresent)):
         yield from _compares(cond.item)
+    elif isinstance(cond, ast.Quantified):
+        yield from _compares(cond.cond)
     elif isinstance(cond, ast.Compare):
         yield cond
 
 
-def _arg_paths(value: ast.Value) -> Iterator[ast.Path]:
-    if isinstance(value, ast.Path) and value.root == "args":
-        yield value
-    elif isinstance(value, (ast.Length, ast.Host)):
-        yield from _arg_paths(value.of)
-    elif isinstance(value, ast.Plus):
-        for term in value.terms:
-            yield from _arg_paths(term)
-    elif isinstance(value, ast.Resolve):
-        yield from _arg_paths(value.key)
-    elif isinstance(value, ast.Score) and value.source is not None:
-        yield from _arg_paths(value.source)
+def _arg_paths(value: object) -> Iterator[ast.Path]:
+    """Every argument path a value reads (in keys, operands, lists quantified over, nested conditions)."""
+    if isinstance(value, ast.Path):
+        if value.root == "args":
+            yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _arg_paths(item)
+    elif isinstance(value, ast.Node) and not isinstance(value, (ast.Sum, ast.Count)):
+        for name, part in value.__dict__.items():
+            if name != "span" and isinstance(part, (ast.Node, tuple)):
+                yield from _arg_paths(part)
 
 
 def _compare_findings(rule: ast.Rule, compare: ast.Compare, covered: list[ToolSchema]) -> Iterator[Finding]:

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import time, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
+from agentcore.policies.quantities import moments, ordered, same
 from agentcore.policies.values import (
     Env,
+    Getter,
     Missing,
     Unevaluable,
+    bind_items,
     compile_value,
     describe,
     equality_key,
@@ -27,18 +29,12 @@ from agentcore.policies.values import (
     is_number,
     number,
     patterns,
+    zone,
 )
+from agentcore.policies.values import ValueCompileError as CompileError
 
 Test = Callable[[Env], bool]
-
-
-class CompileError(Exception):
-    """A condition that parses but cannot be compiled (bad regex, unknown time zone); carries the node's span."""
-
-    def __init__(self, message: str, span: ast.Span | None, help: str = "") -> None:
-        super().__init__(message)
-        self.span = span
-        self.help = help
+__all__ = ["CompileError", "Compiler", "Test"]
 
 
 _ORDERED = ("gt", "ge", "lt", "le")
@@ -50,6 +46,8 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str) -
     Integers (the common case) skip the call to :func:`number`, which checks floats for NaN and infinity.
     """
     compare = _ordered(op)
+    if type(bound) is float:
+        bound = number(bound, "the bound")
 
     def ordered(env: Env) -> bool:
         value = left(env)
@@ -84,11 +82,25 @@ def _ordered(op: str) -> Callable[[Any, Any], bool]:
 class Compiler:
     """Compiles conditions of one bundle; ``source`` maps file paths to text so traces can quote atoms."""
 
-    def __init__(self, source: dict[str, str], traced: bool = False) -> None:
+    def __init__(
+        self, source: dict[str, str], traced: bool = False, definitions: Mapping[str, ast.Definition] | None = None
+    ) -> None:
         self._lines = {path: text.splitlines() for path, text in source.items()}
         self._traced = traced
+        self._definitions = dict(definitions or {})
+        self._named: dict[str, Test] = {}
+        self._defining: list[str] = []
+
+    def value(self, node: ast.Value) -> Getter:
+        return compile_value(node, self.cond)
 
     def cond(self, node: ast.Cond) -> Test:
+        if isinstance(node, ast.Named):
+            return self._named_cond(node)
+        if isinstance(node, ast.Quantified):
+            return self._quantified(node)
+        if isinstance(node, ast.IfPresent):
+            return _if_present(self.cond(node.item))
         if isinstance(node, ast.And):
             return _all([self.cond(item) for item in node.items])
         if isinstance(node, ast.Or):
@@ -104,6 +116,50 @@ class Compiler:
             test = self._after(node)
         return self._trace(node, test) if self._traced else test
 
+    def _named_cond(self, node: ast.Named) -> Test:
+        """A named condition compiles to its definition's test (once); cycles and unknown names are errors."""
+        if node.name in self._named:
+            return self._named[node.name]
+        definition = self._definitions.get(node.name)
+        if definition is None or node.name in self._defining:  # named.named_problems reports these first
+            raise CompileError(f'the condition "{node.name}" is undefined or defined through itself', node.span)
+        self._defining.append(node.name)
+        try:
+            test = self.cond(definition.cond)
+        finally:
+            self._defining.pop()
+        self._named[node.name] = test
+        return test
+
+    def _quantified(self, node: ast.Quantified) -> Test:
+        items, test = bind_items(node, self.cond)
+        var, quantifier = node.var, node.quantifier
+
+        def quantified(env: Env) -> bool:
+            """Kleene over the items: ``any`` holds when one item holds even if another cannot be evaluated."""
+            bound = env.bound
+            saved, had = bound.get(var), var in bound
+            wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
+            error: Unevaluable | None = None
+            try:
+                for item in items(env):
+                    bound[var] = item
+                    try:
+                        if test(env) is not wanted:
+                            return quantifier == "any"
+                    except Unevaluable as caught:
+                        error = error or caught
+            finally:
+                if had:
+                    bound[var] = saved
+                else:
+                    bound.pop(var, None)
+            if error is not None:
+                raise error
+            return quantifier != "any"
+
+        return quantified
+
     def quote(self, span: ast.Span | None) -> str:
         if span is None or span.file not in self._lines:
             return ""
@@ -112,7 +168,8 @@ class Compiler:
             return ""
         if len(lines) == 1:
             return lines[0][span.column - 1 : span.end_column - 1]
-        return " ".join([lines[0][span.column - 1 :], *lines[1:-1], lines[-1][: span.end_column - 1]]).strip()
+        text = " ".join([lines[0][span.column - 1 :], *lines[1:-1], lines[-1][: span.end_column - 1]])
+        return " ".join(text.split())  # like Rule.text: a condition written over several lines reads as one
 
     def _trace(self, node: ast.Cond, test: Test) -> Test:
         text = self.quote(node.span)
@@ -132,7 +189,7 @@ class Compiler:
 
     # ---- comparisons -------------------------------------------------------------------------------------------
     def _compare(self, node: ast.Compare) -> Test:
-        op, left = node.op, compile_value(node.left)
+        op, left = node.op, self.value(node.left)
         what = f"`{describe(node.left)}`"
         if op in ("missing", "present"):
             return _presence(left, op == "missing")
@@ -140,6 +197,8 @@ class Compiler:
             return _has_role(str(_const(node.right[0])), op == "has_role")
         negated = op.startswith("not_") or op == "ne"
         positive = {"ne": "eq"}.get(op, op.removeprefix("not_"))
+        if positive in _TEMPORAL:
+            return self._temporal(positive, left, node, what)
         if positive == "matches":
             test = self._regex(left, node.right[0], what)
         elif positive == "one_of":
@@ -149,12 +208,35 @@ class Compiler:
         elif positive in ("starts_with", "ends_with") and _is_text(node.right[0]):
             return _affix(left, str(_const(node.right[0])), positive == "starts_with", negated, what)
         elif positive == "between":
-            test = _between(left, compile_value(node.right[0]), compile_value(node.right[1]), what)
+            test = _between(left, self.value(node.right[0]), self.value(node.right[1]), what)
         elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
             test = _ordered_const(positive, left, node.right[0].value, what)
         else:
-            test = _binary(positive, left, compile_value(node.right[0]), what)
+            test = _binary(positive, left, self.value(node.right[0]), what)
         return _negate(test) if negated else test
+
+    def _temporal(self, op: str, left: Getter, node: ast.Compare, what: str) -> Test:
+        """``is before`` / ``is after`` / ``is within D before|after|of T``: dates and timestamps only."""
+        if op in ("before", "later"):
+            other = self.value(node.right[0])
+            if op == "before":
+                return lambda env: _moments(left(env), other(env), what, lambda a, b: a < b)
+            return lambda env: _moments(left(env), other(env), what, lambda a, b: a > b)
+        span, anchor = self.value(node.right[0]), self.value(node.right[1])
+
+        def within(env: Env) -> bool:
+            length = span(env)
+            if not isinstance(length, timedelta):
+                raise Unevaluable(f"`{describe(node.right[0])}` is not a duration (write e.g. `24 hours`)")
+            value, reference = moments(left(env), anchor(env), what)
+            delta = reference - value  # type: ignore[operator]
+            if op == "within_before":
+                return bool(timedelta(0) <= delta <= length)
+            if op == "within_after":
+                return bool(-length <= delta <= timedelta(0))
+            return bool(abs(delta) <= length)
+
+        return within
 
     def _regex(self, left: Callable[[Env], Any], pattern_node: ast.Value, what: str) -> Test:
         pattern = unicodedata.normalize("NFKC", str(_const(pattern_node)))
@@ -173,17 +255,12 @@ class Compiler:
 
     # ---- time and sequence -------------------------------------------------------------------------------------
     def _time(self, node: ast.TimeWindow) -> Test:
-        try:
-            zone = ZoneInfo(node.tz or "UTC")
-        except (ZoneInfoNotFoundError, ValueError):
-            raise CompileError(
-                f"unknown time zone {node.tz!r}", node.span, 'use an IANA name like "Europe/Madrid"'
-            ) from None
+        local = zone(node.tz, node.span)
         start, end = (int(t[:2]) * 60 + int(t[3:]) for t in (node.start, node.end))
-        days, outside = frozenset(node.days or range(7)), node.outside
+        days, outside, local_zone = frozenset(node.days or range(7)), node.outside, local
 
         def window(env: Env) -> bool:
-            local = env.request.context.time.astimezone(zone)
+            local = env.request.context.time.astimezone(local_zone)
             minute = local.hour * 60 + local.minute
             in_hours = start <= minute < end if start <= end else (minute >= start or minute < end)
             inside = in_hours and local.weekday() in days
@@ -249,10 +326,36 @@ def _one_of(left: Callable[[Env], Any], keys: frozenset[Any]) -> Test:
 
 def _between(left: Callable[[Env], Any], low: Callable[[Env], Any], high: Callable[[Env], Any], what: str) -> Test:
     def between(env: Env) -> bool:
-        value = number(left(env), what)
-        return number(low(env), "the lower bound") <= value <= number(high(env), "the upper bound")
+        value = left(env)
+        lower, value_low = ordered(low(env), value, "the lower bound")
+        value_high, upper = ordered(value, high(env), what)
+        return bool(lower <= value_low and value_high <= upper)
 
     return between
+
+
+_TEMPORAL = frozenset({"before", "later", "within_before", "within_after", "within_of"})
+
+
+def _moments(left: Any, right: Any, what: str, compare: Callable[[Any, Any], bool]) -> bool:
+    """``is before`` / ``is after``: dates, timestamps or times of day (never plain numbers)."""
+    if isinstance(left, time) or isinstance(right, time):
+        a, b = ordered(left, right, what)
+    else:
+        a, b = moments(left, right, what)
+    return compare(a, b)
+
+
+def _if_present(test: Test) -> Test:
+    """The condition, false instead of unevaluable when a path it reads is absent (``... if present``)."""
+
+    def if_present(env: Env) -> bool:
+        try:
+            return test(env)
+        except Missing:
+            return False
+
+    return if_present
 
 
 def _negate(test: Test) -> Test:
@@ -272,10 +375,16 @@ def _presence(get: Callable[[Env], Any], missing: bool) -> Test:
 
 def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], what: str) -> Test:
     if op == "eq":
-        return lambda env: equality_key(left(env)) == equality_key(right(env))
+
+        def eq(env: Env) -> bool:
+            a, b = left(env), right(env)
+            timed = same(a, b)
+            return equality_key(a) == equality_key(b) if timed is None else timed
+
+        return eq
     if op in ("gt", "ge", "lt", "le"):
         compare = _ordered(op)
-        return lambda env: compare(number(left(env), what), number(right(env), "the compared value"))
+        return lambda env: compare(*ordered(left(env), right(env), what))
 
     def text_test(env: Env) -> bool:
         value, operand = left(env), right(env)

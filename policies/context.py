@@ -54,7 +54,10 @@ class DecisionContext(Protocol):
     """Stateful facts for one decision. Implementations must be safe to call from several threads."""
 
     def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
-        """Attributes of entity ``entity`` with id ``key`` (``order(order_id).status``), or None if unknown."""
+        """Attributes of entity ``entity`` with id ``key`` (``order(order_id).status``), or None if unknown.
+
+        A lookup keyed on several values (``flight(number, date).status``) passes them as a tuple; the
+        registered loaders of :class:`CallHistoryContext` are called with one argument per value."""
         ...
 
     def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
@@ -126,7 +129,7 @@ class CallHistoryContext(ABC):
         loader = self.resolvers.get(entity)
         if loader is None:
             raise LookupError(f"no resolver registered for entity {entity!r}; register one with {self.resolver_hint}")
-        return loader(key)
+        return loader(*key) if isinstance(key, tuple) else loader(key)
 
     def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
         end = now.timestamp()

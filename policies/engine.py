@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from agentcore.policies import ast
-from agentcore.policies.compiler import FAILS_CLOSED_TO_MATCH, Bundle, CompiledRule, Plan, compile_bundle
+from agentcore.policies.compiler import (
+    FAILS_CLOSED_TO_MATCH,
+    Bundle,
+    CompiledRule,
+    Plan,
+    collector_paused,
+    compile_bundle,
+)
 from agentcore.policies.context import DecisionContext, Scope, scope_key
 from agentcore.policies.errors import PolicyError, PolicySyntaxError, Problem
 from agentcore.policies.model import (
@@ -117,8 +124,9 @@ class PolicyEngine:
     @classmethod
     def from_sources(cls, sources: dict[str, str], default: Effect | None = None) -> PolicyEngine:
         """Compile a bundle from ``{path: text}``."""
-        files = parse_sources(sources)
-        return cls(compile_bundle(files, sources, default))
+        with collector_paused():
+            files = parse_sources(sources)
+            return cls(compile_bundle(files, sources, default))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path], default: Effect | None = None) -> PolicyEngine:

@@ -46,7 +46,10 @@ _OPS = {
     "not_between": "is not between",
     "missing": "is missing",
     "present": "is present",
+    "before": "is before",
+    "later": "is after",
 }
+_WITHIN = {"within_before": "before", "within_after": "after", "within_of": "of"}
 _REDACTIONS = {
     "email": "email addresses",
     "card": "card numbers",
@@ -96,6 +99,7 @@ def _statements(policy: ast.PolicyFile, width: int) -> list[_Block]:
     if policy.default is not None:
         blocks.append(_block(policy.default_span, f"default {policy.default}.", width))
     blocks.extend(_block(rule.span, doc(rule), width) for rule in policy.rules)
+    blocks.extend(_block(node.span, doc(node), width) for node in (*policy.definitions, *policy.resolvers))
     return blocks
 
 
@@ -174,16 +178,17 @@ def _targets(targets: ast.Targets) -> Doc:
 
 
 # ---- conditions -----------------------------------------------------------------------------------------------
+# A quantifier's condition runs to the end of the clause, so a quantifier that is not last is parenthesised.
 def _or(cond: ast.Or) -> Doc:
-    return Group(join((doc(item) for item in cond.items), (LINE, "or ")))
+    return Group(join((_paren(item, ast.Quantified) for item in cond.items), (LINE, "or ")))
 
 
 def _and(cond: ast.And) -> Doc:
-    return Group(join((_paren(item, ast.Or) for item in cond.items), (LINE, "and ")))
+    return Group(join((_paren(item, (ast.Or, ast.Quantified)) for item in cond.items), (LINE, "and ")))
 
 
 def _not(cond: ast.Not) -> Doc:
-    return ("not ", _paren(cond.item, (ast.And, ast.Or)))
+    return ("not ", _paren(cond.item, (ast.And, ast.Or, ast.Quantified)))
 
 
 def _paren(cond: ast.Cond, kinds: type | tuple[type, ...]) -> Doc:
@@ -193,6 +198,8 @@ def _paren(cond: ast.Cond, kinds: type | tuple[type, ...]) -> Doc:
 
 def _compare(cond: ast.Compare) -> Doc:
     operands = [doc(v) for v in cond.right]
+    if cond.op in _WITHIN:
+        return (doc(cond.left), " is within ", operands[0], f" {_WITHIN[cond.op]} ", operands[1])
     if cond.op in ("between", "not_between"):
         tail: Doc = (" ", join(operands, " and "))
     elif operands:  # a list may wrap before its first item; a single operand stays with its operator
@@ -218,7 +225,11 @@ def _after(cond: ast.After) -> Doc:
 
 # ---- values ---------------------------------------------------------------------------------------------------
 def _resolve(value: ast.Resolve) -> Doc:
-    return (f"{value.entity}(", doc(value.key), ")" + "".join(f".{a}" for a in value.attr))
+    return (
+        f"{value.entity}(",
+        join((doc(key) for key in value.keys), ", "),
+        ")" + "".join(f".{a}" for a in value.attr),
+    )
 
 
 def _length(value: ast.Length) -> Doc:
@@ -230,7 +241,8 @@ def _host(value: ast.Host) -> Doc:
 
 
 def _plus(value: ast.Plus) -> Doc:
-    terms = (("(", doc(t), ")") if isinstance(t, ast.Plus) else doc(t) for t in value.terms)
+    first, *rest = value.terms
+    terms = [_operand(first, 1, left=True), *(_operand(t, 1, left=False) for t in rest)]
     return Group(join(terms, (LINE, "plus ")))
 
 
@@ -278,6 +290,7 @@ def _literal(literal: ast.Lit) -> Doc:
 
 
 def _duration(duration: ast.Duration) -> str:
+    """Also the document of a duration value (``14 days``)."""
     amount = int(duration.amount) if duration.amount == int(duration.amount) else duration.amount
     return f"{_number(amount)} {duration.unit}{'' if amount == 1 else 's'}"
 
@@ -290,6 +303,48 @@ def _number(value: float) -> str:
     if isinstance(value, int):
         return str(value)
     return format(Decimal(repr(value)), "f")
+
+
+# ---- policy language v2: declarations, arithmetic and time ----------------------------------------------------
+_PRECEDENCE = {"plus": 1, "minus": 1, "times": 2, "divided": 2}
+_ARITH_WORDS = {"plus": "plus", "minus": "minus", "times": "times", "divided": "divided by"}
+
+
+def _resolver(decl: ast.ResolverDecl) -> Doc:
+    params = join((f"{p.name}: {_type(p.type)}" for p in decl.params), ", ")
+    return Nest(INDENT, (f"resolver {decl.name}(", params, ") returns", LINE, _type(decl.returns), "."))
+
+
+def _type(expr: ast.TypeExpr) -> str:
+    if expr.name == "list" and expr.item is not None:
+        return f"list of {_type(expr.item)}"
+    if expr.name == "record":
+        return "{" + ", ".join(f"{name}: {_type(item)}" for name, item in expr.fields) + "}"
+    return expr.name
+
+
+def _arith(value: ast.Arith) -> Doc:
+    precedence = _PRECEDENCE[value.op]
+    left, right = _operand(value.left, precedence, left=True), _operand(value.right, precedence, left=False)
+    return Group((left, LINE, f"{_ARITH_WORDS[value.op]} ", right))
+
+
+def _operand(value: ast.Value, precedence: int, left: bool) -> Doc:
+    """An operand of arithmetic, in parentheses where the grammar would otherwise group it differently."""
+    inner = 1 if isinstance(value, ast.Plus) else _PRECEDENCE[value.op] if isinstance(value, ast.Arith) else 3
+    greedy = isinstance(value, ast.Fold)  # (count of ... where ...) brings its own parentheses
+    wrap = greedy or inner < precedence or (inner == precedence and not left)
+    return ("(", doc(value), ")") if wrap else doc(value)
+
+
+def _term(value: ast.Value) -> Doc:
+    """A value where the grammar wants one term (the list of a quantifier, the time of a weekday)."""
+    return ("(", doc(value), ")") if isinstance(value, (ast.Plus, ast.Arith, ast.Fold)) else doc(value)
+
+
+def _calendar(value: ast.Calendar) -> Doc:
+    words = "weekday of " if value.part == "weekday" else "time of day of "
+    return (words, _term(value.of), f" in {_str(value.tz)}" if value.tz is not None else "")
 
 
 def _str(value: str) -> str:
@@ -318,4 +373,19 @@ _DOCS: dict[type, Callable[[Any], Doc]] = {
     ast.Count: _count,
     ast.Spend: _spend,
     ast.Score: _score,
+    ast.Quantified: lambda c: (f"{c.quantifier} {c.var} in ", _term(c.over), " has ", Nest(INDENT, doc(c.cond))),
+    ast.Named: lambda c: _str(c.name),
+    ast.IfPresent: lambda c: (doc(c.item), " if present"),
+    ast.Definition: lambda d: Nest(INDENT, (f"define {_str(d.name)} as", LINE, doc(d.cond), ".")),
+    ast.ResolverDecl: _resolver,
+    ast.Var: lambda v: ".".join((v.name, *v.parts)),
+    ast.Arith: _arith,
+    ast.Function: lambda v: (f"{v.name}(", join((doc(a) for a in v.args), ", "), ")"),
+    ast.Fold: lambda v: (f"{v.op} of ", doc(v.value), f" for {v.var} in ", _term(v.over)),
+    ast.CountWhere: lambda v: (f"(count of {v.var} in ", _term(v.over), " where ", Nest(INDENT, doc(v.cond)), ")"),
+    ast.Now: lambda v: "now",
+    ast.Today: lambda v: "today" + (f" in {_str(v.tz)}" if v.tz is not None else ""),
+    ast.Clock: lambda v: v.text,
+    ast.Calendar: _calendar,
+    ast.Duration: _duration,
 }

@@ -149,7 +149,7 @@ _FLIP = {
 def _atom(atom: ast.Cond, negate: bool) -> Region | None:
     if isinstance(atom, ast.Not):
         return _atom(atom.item, not negate)
-    if not isinstance(atom, ast.Compare) or not isinstance(atom.left, ast.Path):
+    if not isinstance(atom, ast.Compare) or _dimension(atom.left) is None:
         return None
     if not all(isinstance(v, ast.Lit) for v in atom.right):
         return None
@@ -157,9 +157,19 @@ def _atom(atom: ast.Cond, negate: bool) -> Region | None:
     literals = [v.value for v in atom.right if isinstance(v, ast.Lit)]
     if op in ("has_role", "not_has_role"):
         return {("role", str(literals[0])): Constraint(allowed=frozenset({("bool", op == "has_role")}))}
-    dim = (atom.left.root, *atom.left.parts)
+    dim = _dimension(atom.left)
+    assert dim is not None
     constraint = _constraint(op, literals)
     return None if constraint is None else {dim: constraint}
+
+
+def _dimension(value: ast.Value) -> tuple[str, ...] | None:
+    """The dimension a value is: an argument or principal path, or the length of one (a number)."""
+    if isinstance(value, ast.Path):
+        return (value.root, *value.parts)
+    if isinstance(value, ast.Length) and isinstance(value.of, ast.Path):
+        return ("length of", value.of.root, *value.of.parts)
+    return None
 
 
 def _constraint(op: str | None, literals: list[Any]) -> Constraint | None:

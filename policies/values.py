@@ -7,78 +7,89 @@ rule evaluation turns into a fail-closed outcome. Nothing here parses or walks t
 from __future__ import annotations
 
 import json
-import math
 import unicodedata
 from collections.abc import Callable
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentcore.policies import ast
 from agentcore.policies.context import DecisionContext, Scope, scope_key
 from agentcore.policies.model import Request
+from agentcore.policies.quantities import (
+    WEEKDAY_NAMES,
+    Missing,
+    Unevaluable,
+    arithmetic,
+    exact,
+    moment,
+    numeric_total,
+    ordered,
+    show,
+)
 
-
-class Unevaluable(Exception):
-    """A condition could not be evaluated (missing attribute, wrong type, resolver or detector failure)."""
-
-
-class Missing(Unevaluable):
-    """An argument or attribute path is absent."""
+__all__ = ["Env", "Getter", "Missing", "Unevaluable", "compile_value"]
 
 
 class Env:
-    """Everything one decision reads: the request, the caller's context and a per-decision resolver memo."""
+    """Everything one decision reads: the request, the caller's context, a per-decision resolver memo and the
+    items quantifiers are looking at (``bound``: variable name -> item)."""
 
-    __slots__ = ("context", "memo", "request", "trace")
+    __slots__ = ("bound", "context", "memo", "request", "trace")
 
     def __init__(self, request: Request, context: DecisionContext, trace: list[Any] | None = None) -> None:
         self.request = request
         self.context = context
         self.memo: dict[tuple[str, Any], Any] = {}
         self.trace = trace
+        self.bound: dict[str, Any] = {}
 
 
 Getter = Callable[[Env], Any]
+CondCompiler = Callable[[Any], Callable[[Env], bool]]  # compiles an ast.Cond (conditions.Compiler.cond)
+
+
+class ValueCompileError(ValueError):
+    """A value that parses but cannot be compiled (an unknown time zone); carries the node's span."""
+
+    def __init__(self, message: str, span: ast.Span | None, help: str = "") -> None:
+        super().__init__(message)
+        self.span = span
+        self.help = help
 
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def number(value: Any, what: str) -> float | int:
-    """``value`` as a finite number, or raise :class:`Unevaluable`."""
-    kind = type(value)
-    if kind is int or (kind is float and math.isfinite(value)):
-        return value
-    if not is_number(value):
-        raise Unevaluable(f"{what} is {_show(value)}, not a number")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise Unevaluable(f"{what} is {value}, not a finite number")
-    return value
+def number(value: Any, what: str) -> Any:
+    """``value`` as an exact finite number (an int, or the decimal a float was written as), or raise."""
+    return value if type(value) is int else exact(value, what)
 
 
 def equality_key(value: Any) -> Any:
     """The language's equality as a hashable key: structural for objects (key order is irrelevant) and lists,
-    numbers by value (``1`` equals ``1.0``) but never equal to booleans, strings or null, at any depth.
+    numbers by exact value (``1`` equals ``1.0``, and the sum ``0.1 plus 0.2`` equals ``0.3``) but never equal to
+    booleans, strings or null, at any depth; dates, timestamps and durations by value.
     """
     if value is None or isinstance(value, (bool, str)):
         return (type(value).__name__, value)
     if isinstance(value, (int, float, Decimal)):
         if value != value:
             raise Unevaluable("a value is NaN, which equals nothing")
-        return ("number", value)
+        return ("number", Decimal(repr(value)) if type(value) is float else value)
     if isinstance(value, dict):
         return ("object", frozenset((key, equality_key(item)) for key, item in value.items()))
     if isinstance(value, (list, tuple)):
         return ("list", tuple(map(equality_key, value)))
+    if isinstance(value, (date, time, timedelta)):
+        return ("time", value)
     return ("other", repr(value))
 
 
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+_show = show
 
 
 def describe(node: ast.Value) -> str:
@@ -86,7 +97,10 @@ def describe(node: ast.Value) -> str:
     if isinstance(node, ast.Path):
         return ".".join(((node.root,) if node.root != "args" else ()) + node.parts) or node.root
     if isinstance(node, ast.Resolve):
-        return f"{node.entity}({describe(node.key)})" + "".join(f".{a}" for a in node.attr)
+        keys = ", ".join(describe(key) for key in node.keys)
+        return f"{node.entity}({keys})" + "".join(f".{a}" for a in node.attr)
+    if isinstance(node, ast.Var):
+        return ".".join((node.name, *node.parts))
     return node.kind
 
 
@@ -104,10 +118,17 @@ def walk(value: Any, parts: tuple[str, ...], what: str) -> Any:
     return value
 
 
-def compile_value(node: ast.Value) -> Getter:
-    """Compile a value expression once into a closure."""
-    compiler = _COMPILERS[type(node)]
-    return compiler(node)
+def _no_conditions(cond: Any) -> Callable[[Env], bool]:
+    raise ValueCompileError("a condition inside a value needs the condition compiler", cond.span)
+
+
+def compile_value(node: ast.Value, cond: CondCompiler = _no_conditions) -> Getter:
+    """Compile a value expression once into a closure; ``cond`` compiles conditions nested in it (``count of
+    ... where``)."""
+    compiler = _COMPILERS.get(type(node))
+    if compiler is not None:
+        return compiler(node)
+    return _WITH_CONDITIONS[type(node)](node, cond)
 
 
 def _literal(node: ast.Lit) -> Getter:
@@ -165,8 +186,15 @@ def _present(value: Any, what: str) -> Any:
     return value
 
 
-def _resolve(node: ast.Resolve) -> Getter:
-    key_of, entity, attr, what = compile_value(node.key), node.entity, node.attr, describe(node)
+def _resolve(node: ast.Resolve, cond: CondCompiler) -> Getter:
+    entity, attr, what = node.entity, node.attr, describe(node)
+    getters = [compile_value(key, cond) for key in node.keys]
+    if len(getters) == 1:
+        key_of = getters[0]
+    else:
+
+        def key_of(env: Env) -> Any:
+            return tuple(get(env) for get in getters)  # several keys: the resolver is called with each
 
     def resolve(env: Env) -> Any:
         key = key_of(env)
@@ -187,8 +215,8 @@ def _resolve(node: ast.Resolve) -> Getter:
     return resolve
 
 
-def _length(node: ast.Length) -> Getter:
-    inner, what = compile_value(node.of), describe(node.of)
+def _length(node: ast.Length, cond: CondCompiler) -> Getter:
+    inner, what = compile_value(node.of, cond), describe(node.of)
 
     def length(env: Env) -> int:
         value = inner(env)
@@ -199,8 +227,8 @@ def _length(node: ast.Length) -> Getter:
     return length
 
 
-def _host(node: ast.Host) -> Getter:
-    inner, what = compile_value(node.of), describe(node.of)
+def _host(node: ast.Host, cond: CondCompiler) -> Getter:
+    inner, what = compile_value(node.of, cond), describe(node.of)
 
     def host(env: Env) -> str:
         value = inner(env)
@@ -217,9 +245,176 @@ def _host(node: ast.Host) -> Getter:
     return host
 
 
-def _plus(node: ast.Plus) -> Getter:
-    terms = [(compile_value(t), describe(t)) for t in node.terms]
-    return lambda env: sum(number(get(env), f"`{what}`") for get, what in terms)
+def _plus(node: ast.Plus, cond: CondCompiler) -> Getter:
+    first, *rest = [compile_value(t, cond) for t in node.terms]
+    what = f"`{' plus '.join(describe(t) for t in node.terms)}`"
+
+    def plus(env: Env) -> Any:
+        total = first(env)
+        for get in rest:
+            total = arithmetic("plus", total, get(env), what)
+        return total
+
+    return plus
+
+
+def _arith(node: ast.Arith, cond: CondCompiler) -> Getter:
+    left, right, op = compile_value(node.left, cond), compile_value(node.right, cond), node.op
+    what = f"`{describe(node.left)} {op} {describe(node.right)}`"
+    return lambda env: arithmetic(op, left(env), right(env), what)
+
+
+def _function(node: ast.Function, cond: CondCompiler) -> Getter:
+    args, name = [compile_value(a, cond) for a in node.args], node.name
+    what = f"the argument of `{name}`"
+    if name == "abs":
+        if len(args) != 1:
+            raise ValueCompileError("`abs` takes one value", node.span, "write `abs(balance)`")
+        only = args[0]
+        return lambda env: abs(number(only(env), what))
+    pick = min if name == "min" else max
+
+    def extreme(env: Env) -> Any:
+        values = [get(env) for get in args]
+        first = values[0]
+        return pick(values, key=lambda v: ordered(v, first, what)[0])
+
+    return extreme
+
+
+def _items(over: Getter, what: str) -> Callable[[Env], list[Any]]:
+    def items(env: Env) -> list[Any]:
+        value = over(env)
+        if not isinstance(value, list):
+            raise Unevaluable(f"`{what}` is {_show(value)}, not a list")
+        return value
+
+    return items
+
+
+def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
+    items, value = _items(compile_value(node.over, cond), describe(node.over)), compile_value(node.value, cond)
+    var, op = node.var, node.op
+    what = f"the {op} of `{describe(node.value)}`"
+
+    def fold(env: Env) -> Any:
+        bound, saved = env.bound, env.bound.get(var, _UNBOUND)
+        values = []
+        try:
+            for item in items(env):
+                bound[var] = item
+                values.append(value(env))
+        finally:
+            _restore(bound, var, saved)
+        if op == "sum":
+            return numeric_total(values, what)
+        if not values:
+            raise Unevaluable(f"{what} is undefined: the list is empty")
+        first = values[0]
+        return (min if op == "min" else max)(values, key=lambda v: ordered(v, first, what)[0])
+
+    return fold
+
+
+_UNBOUND = object()
+
+
+def _restore(bound: dict[str, Any], var: str, saved: Any) -> None:
+    if saved is _UNBOUND:
+        bound.pop(var, None)
+    else:
+        bound[var] = saved
+
+
+def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
+    items, test, var = _items(compile_value(node.over, cond), describe(node.over)), cond(node.cond), node.var
+
+    def count(env: Env) -> int:
+        bound, saved = env.bound, env.bound.get(var, _UNBOUND)
+        try:
+            total = 0
+            for item in items(env):
+                bound[var] = item
+                total += bool(test(env))
+            return total
+        finally:
+            _restore(bound, var, saved)
+
+    return count
+
+
+def bind_items(node: ast.Quantified, cond: CondCompiler) -> tuple[Callable[[Env], list[Any]], Callable[[Env], bool]]:
+    """The list a quantifier ranges over and its condition, compiled (``conditions`` runs the loop)."""
+    return _items(compile_value(node.over, cond), describe(node.over)), cond(node.cond)
+
+
+def _var(node: ast.Var) -> Getter:
+    name, parts, what = node.name, node.parts, describe(node)
+    if len(parts) == 1:
+        part = parts[0]
+
+        def field(env: Env) -> Any:
+            """``item.amount``, the commonest form: one field of an object."""
+            item = env.bound.get(name, _UNBOUND)
+            if type(item) is dict and part in item:
+                return item[part]
+            if item is _UNBOUND:
+                raise Unevaluable(f"`{name}` is not bound here")
+            return walk(item, parts, f"`{what}`")
+
+        return field
+
+    def var(env: Env) -> Any:
+        try:
+            item = env.bound[name]
+        except KeyError:
+            raise Unevaluable(f"`{name}` is not bound here") from None
+        return walk(item, parts, f"`{what}`") if parts else item
+
+    return var
+
+
+def zone(name: str | None, span: ast.Span | None) -> ZoneInfo:
+    """The IANA time zone ``name`` (UTC when None), or a compile error naming it."""
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueCompileError(f"unknown time zone {name!r}", span, 'use an IANA name like "Europe/Madrid"') from None
+
+
+def _now(node: ast.Now) -> Getter:
+    return lambda env: env.request.context.time
+
+
+def _today(node: ast.Today) -> Getter:
+    local = zone(node.tz, node.span)
+    return lambda env: env.request.context.time.astimezone(local).date()
+
+
+def _clock(node: ast.Clock) -> Getter:
+    value = time.fromisoformat(node.text)
+    return lambda env: value
+
+
+def _duration(node: ast.Duration) -> Getter:
+    value = timedelta(seconds=node.seconds)
+    return lambda env: value
+
+
+def _calendar(node: ast.Calendar, cond: CondCompiler) -> Getter:
+    inner, local, part = compile_value(node.of, cond), zone(node.tz, node.span), node.part
+    what = f"`{describe(node.of)}`"
+
+    def calendar(env: Env) -> Any:
+        when = moment(inner(env), what)
+        if part == "weekday":
+            day: date = when.astimezone(local).date() if isinstance(when, datetime) else when
+            return WEEKDAY_NAMES[day.weekday()]
+        if not isinstance(when, datetime):
+            raise Unevaluable(f"{what} is a date, which has no time of day")
+        return when.astimezone(local).time().replace(tzinfo=None)
+
+    return calendar
 
 
 def history_key(env: Env, scope: Scope) -> str:
@@ -277,9 +472,9 @@ def _spend(node: ast.Spend) -> Getter:
     return spend
 
 
-def _score(node: ast.Score) -> Getter:
+def _score(node: ast.Score, cond: CondCompiler) -> Getter:
     detector = node.detector
-    source = compile_value(node.source) if node.source is not None else None
+    source = compile_value(node.source, cond) if node.source is not None else None
 
     def score(env: Env) -> float:
         if source is None:
@@ -296,12 +491,24 @@ def _score(node: ast.Score) -> Getter:
 _COMPILERS: dict[type, Callable[[Any], Getter]] = {
     ast.Lit: _literal,
     ast.Path: _path,
+    ast.Sum: _sum,
+    ast.Count: _count,
+    ast.Spend: _spend,
+    ast.Var: _var,
+    ast.Now: _now,
+    ast.Today: _today,
+    ast.Clock: _clock,
+    ast.Duration: _duration,
+}
+_WITH_CONDITIONS: dict[type, Callable[[Any, CondCompiler], Getter]] = {
     ast.Resolve: _resolve,
     ast.Length: _length,
     ast.Host: _host,
     ast.Plus: _plus,
-    ast.Sum: _sum,
-    ast.Count: _count,
-    ast.Spend: _spend,
     ast.Score: _score,
+    ast.Arith: _arith,
+    ast.Function: _function,
+    ast.Fold: _fold,
+    ast.CountWhere: _count_where,
+    ast.Calendar: _calendar,
 }

@@ -166,3 +166,90 @@ def test_action_index_equals_naive_scan(action: str) -> None:
     }
     naive = {id(r) for r in bundle.rules if any(fnmatchcase(action, p) for p in r.patterns)}
     assert indexed == naive
+
+
+# ---- policy language v2 ---------------------------------------------------------------------------------------
+V2_POLICY = (Path(__file__).parent / "data" / "v2.policy").read_text()
+V2_ENGINE = PolicyEngine.from_text(V2_POLICY, "v2.policy")
+V2_CONTEXT = InMemoryContext(
+    resolvers={"flight": lambda number, date: {"status": number}, "customer": lambda key: {"orders": key}}
+)
+V2_WORDS = [
+    *WORDS,
+    "any",
+    "every",
+    "no",
+    "has",
+    "where",
+    "count",
+    "sum",
+    "for",
+    "min",
+    "max",
+    "abs",
+    "plus",
+    "minus",
+    "times",
+    "divided",
+    "by",
+    "+",
+    "×",
+    "÷",
+    "now",
+    "today",
+    "weekday",
+    "time",
+    "day",
+    "before",
+    "after",
+    "within",
+    "14 days",
+    "18:00",
+    "if",
+    "present",
+    "missing",
+    "define",
+    "as",
+    "resolver",
+    "returns",
+    "list",
+    "{",
+    "}",
+    ":",
+    "f(a, b)",
+    "item.x",
+]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(V2_WORDS), max_size=30))
+def test_random_v2_word_salad(words: list[str]) -> None:
+    compiles_or_policy_error(" ".join(words))
+
+
+@SETTINGS
+@given(st.data())
+def test_mutated_v2_policy(data: st.DataObject) -> None:
+    text = V2_POLICY
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        piece = data.draw(st.sampled_from([*V2_WORDS, "\n", '"', "9" * 80, "0.5", "-", "(", ")", "."]))
+        if data.draw(st.booleans()):
+            text = text[:at] + " " + piece + " " + text[at:]
+        else:
+            text = text[:at] + text[at + data.draw(st.integers(1, 20)) :]
+    compiles_or_policy_error(text)
+
+
+@SETTINGS
+@given(
+    action=st.sampled_from(["expenses.submit", "trips.book", "x"]),
+    args=st.dictionaries(
+        st.sampled_from(["line_items", "payments", "amount", "total", "start_date", "end_date", "legs", "n"]),
+        json_values | st.sampled_from(["2026-01-05", "2026-01-05T10:00:00Z", "2026-13-40", "1e999"]),
+    ),
+)
+def test_hostile_requests_never_crash_v2(action: str, args: dict[str, object]) -> None:
+    request = Request(principal=Principal(id="u"), action=action, args=args, context=RequestContext(session_id="s"))
+    decision = V2_ENGINE.decide(request, V2_CONTEXT)
+    assert decision.effect in set(Effect) and decision.reasons
