@@ -237,8 +237,11 @@ class _Conditions:
             if isinstance(cond, ast.And):
                 return " && ".join(trues), " || ".join(falses)
             return " || ".join(trues), " && ".join(falses)
-        if not isinstance(cond, ast.Compare):
+        if isinstance(cond, (ast.TimeWindow, ast.After)):
             raise NotTranslatable("time windows and sequence rules depend on the clock and state Cedar does not have")
+        if not isinstance(cond, ast.Compare):
+            raise NotTranslatable(f"{cond.kind.replace('_', ' ')} conditions (quantifiers, named conditions, "
+                                  "`if present`) are not exported to Cedar")  # fmt: skip
         defined, test = self._compare(cond)
         if defined == "true":
             return test, f"!({test})"

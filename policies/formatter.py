@@ -311,15 +311,15 @@ _ARITH_WORDS = {"plus": "plus", "minus": "minus", "times": "times", "divided": "
 
 
 def _resolver(decl: ast.ResolverDecl) -> Doc:
-    params = join((f"{p.name}: {_type(p.type)}" for p in decl.params), ", ")
+    params = join(((f"{p.name}: ", _type(p.type)) for p in decl.params), ", ")
     return Nest(INDENT, (f"resolver {decl.name}(", params, ") returns", LINE, _type(decl.returns), "."))
 
 
-def _type(expr: ast.TypeExpr) -> str:
+def _type(expr: ast.TypeExpr) -> Doc:
     if expr.name == "list" and expr.item is not None:
-        return f"list of {_type(expr.item)}"
+        return ("list of ", _type(expr.item))
     if expr.name == "record":
-        return "{" + ", ".join(f"{name}: {_type(item)}" for name, item in expr.fields) + "}"
+        return ("{", Nest(1, fill((f"{name}: ", _type(item)) for name, item in expr.fields)), "}")
     return expr.name
 
 
@@ -373,7 +373,7 @@ _DOCS: dict[type, Callable[[Any], Doc]] = {
     ast.Count: _count,
     ast.Spend: _spend,
     ast.Score: _score,
-    ast.Quantified: lambda c: (f"{c.quantifier} {c.var} in ", _term(c.over), " has ", Nest(INDENT, doc(c.cond))),
+    ast.Quantified: lambda c: (f"{c.quantifier} {c.var} in ", _term(c.over), " has ", doc(c.cond)),
     ast.Named: lambda c: _str(c.name),
     ast.IfPresent: lambda c: (doc(c.item), " if present"),
     ast.Definition: lambda d: Nest(INDENT, (f"define {_str(d.name)} as", LINE, doc(d.cond), ".")),
@@ -382,7 +382,7 @@ _DOCS: dict[type, Callable[[Any], Doc]] = {
     ast.Arith: _arith,
     ast.Function: lambda v: (f"{v.name}(", join((doc(a) for a in v.args), ", "), ")"),
     ast.Fold: lambda v: (f"{v.op} of ", doc(v.value), f" for {v.var} in ", _term(v.over)),
-    ast.CountWhere: lambda v: (f"(count of {v.var} in ", _term(v.over), " where ", Nest(INDENT, doc(v.cond)), ")"),
+    ast.CountWhere: lambda v: (f"(count of {v.var} in ", _term(v.over), " where ", doc(v.cond), ")"),
     ast.Now: lambda v: "now",
     ast.Today: lambda v: "today" + (f" in {_str(v.tz)}" if v.tz is not None else ""),
     ast.Clock: lambda v: v.text,

@@ -155,7 +155,7 @@ _PHRASES = {
     "one": '"one of"',
     "starts": '"starts with"',
     "ends": '"ends with"',
-    "has": '"has role"',
+    "has": '"has" (a quantifier\'s condition, or "has role")',
     "does": '"does not" (contain, start with, end with, match, have role)',
     "length": '"length of"',
     "sum": '"sum of"',
@@ -175,6 +175,8 @@ _COMPARISON_HELP = (
     "(and their `does not` forms)"
 )
 _LITERAL = 'a literal (a number like 500, a quoted string like "text", true, false or null)'
+_OPERATOR = "an operator (plus, minus, times, divided by)"
+_OPERATORS = frozenset({"plus", "+", "minus", "-", "times", "×", "divided", "÷"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -220,6 +222,10 @@ def _expected_words(expected: set[str]) -> tuple[list[str], str]:
             rest -= starts[rule]
             words.append(phrase)
             helps.append(help)
+    operators = {name for name in rest if _keywords().get(name) in _OPERATORS}
+    if len(operators) == len(_OPERATORS):  # after a value, arithmetic may continue: one phrase, not eight
+        rest -= operators
+        words.append(_OPERATOR)
     keywords = sorted({_word(name) for name in rest})
     return keywords + words, next((help for help in helps if help), "")
 

@@ -269,7 +269,7 @@ def test_if_present_does_not_fail_closed() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("deny t when any item in items item.a > 1.", '"has"'),
+        ("deny t when any item in items item.a > 1.", '"has" (a quantifier'),
         ("deny t when count of x in xs x.a > 1 is more than 2.", '"where"'),
         ("deny t when sum of x.a for x items is 3.", '"in"'),
         ('define "x" amount > 3.', '"as"'),

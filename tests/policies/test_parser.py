@@ -143,10 +143,20 @@ def test_logic_precedence_and_temporal() -> None:
         ('deny x when a is "open.', "t.policy:1:18:", "a quoted string", ""),
         ("deny x when a is more than .", "t.policy:1:28:", "a number like 500", "a value is an argument"),
         ("deny x when a is one of .", "t.policy:1:25:", "expected a literal (a number like 500, a quoted", ""),
-        ("deny x when a is .", "t.policy:1:18:", '"at least" / "at most", "between", "greater than"', "`length of"),
-        ("deny x when a 5.", "t.policy:1:15:", 'expected "(", "host", "plus" or a comparison ("is"', "follow a"),
+        (
+            "deny x when a is .",
+            "t.policy:1:18:",
+            '"at least" / "at most", "before", "between", "greater than"',
+            "`length of",
+        ),
+        ("deny x when a 5.", "t.policy:1:15:", 'expected "(", "host", a comparison ("is"', "follow a"),
         ("deny x when a.", "t.policy:1:14:", "a comparison", "comparisons: is, is not, =, !=, is more than"),
-        ("deny x when .", "t.policy:1:13:", '"after", "during", "not", "outside" or a value (', "a lookup"),
+        (
+            "deny x when .",
+            "t.policy:1:13:",
+            '"after", "any", "during", "every", "no", "not", "outside" or a value (',
+            "a lookup",
+        ),
     ],
 )
 def test_syntax_errors_are_located_and_helpful(text: str, where: str, expected: str, help: str) -> None:
