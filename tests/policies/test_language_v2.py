@@ -312,6 +312,10 @@ def test_fmt_prints_every_new_construct_and_keeps_meaning() -> None:
     again = parse(text, "f.policy")
     assert structure(again) == structure(parsed)
     assert format_file(again) == text
+    for width in (20, 40, 60):  # wrapped at every clause, operator and list boundary, still the same meaning
+        narrow = format_file(parsed, width=width)
+        assert structure(parse(narrow, "f.policy")) == structure(parsed), narrow
+        assert format_file(parse(narrow, "f.policy"), width=width) == narrow
     assert len(parsed.definitions) == 2 and len(parsed.resolvers) == 2
     deny = parsed.rules[4].clauses[0].cond
     assert isinstance(deny, ast.Compare) and isinstance(deny.left, ast.Arith) and deny.left.op == "times"
