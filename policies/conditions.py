@@ -255,9 +255,9 @@ class Compiler:
 
     # ---- time and sequence -------------------------------------------------------------------------------------
     def _time(self, node: ast.TimeWindow) -> Test:
-        local = zone(node.tz, node.span)
+        local_zone = zone(node.tz, node.span)
         start, end = (int(t[:2]) * 60 + int(t[3:]) for t in (node.start, node.end))
-        days, outside, local_zone = frozenset(node.days or range(7)), node.outside, local
+        days, outside = frozenset(node.days or range(7)), node.outside
 
         def window(env: Env) -> bool:
             local = env.request.context.time.astimezone(local_zone)
