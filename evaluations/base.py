@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agentcore.evaluations.models import Models
-from agentcore.evaluations.result import Level, Scale
+from agentcore.evaluations.result import Level, Scale, Usage
 from agentcore.evaluations.trace import Session, ToolCall, Trace
 
 
@@ -66,10 +66,18 @@ class Judgement:
     score: float
     explanation: str
     applicable: bool = True
+    failed: bool = False
+    #: model work this judgement caused beyond the runner's batched embeddings and heads (an LLM judge's call)
+    usage: Usage | None = None
 
     @classmethod
     def not_applicable(cls, explanation: str) -> Judgement:
         return cls(0.0, explanation, applicable=False)
+
+    @classmethod
+    def error(cls, explanation: str, usage: Usage | None = None) -> Judgement:
+        """The judgement could not be made (e.g. an LLM judge failed): an error result, never a pass."""
+        return cls(0.0, explanation, applicable=False, failed=True, usage=usage)
 
 
 def targets_for(level: Level, sessions: Sequence[Session]) -> list[Target]:

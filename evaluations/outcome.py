@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcore.evaluations.errors import SuiteError
-from agentcore.evaluations.result import EvaluatorResult, Level
+from agentcore.evaluations.result import EvaluatorResult, Level, Status
 from agentcore.evaluations.suite import Gate
 
 REPORT_SCHEMA = "agentcore.eval-report/1"
@@ -33,6 +33,7 @@ class EvaluatorSummary(BaseModel):
     level: Level
     count: int = Field(description="results judged; mean, minimum and pass rate are over these")
     not_applicable: int = 0
+    errors: int = Field(default=0, description="results that could not be judged (a failed LLM judge): fail the run")
     coverage: float = Field(default=1.0, description="judged / (judged + not applicable)")
     mean: float
     minimum: float
@@ -99,8 +100,11 @@ def summarise(
         minimum = _round(min(scores)) if mine else 0.0
         pass_rate = _round(sum(result.passed for result in mine) / len(mine)) if mine else 0.0
         coverage = _round(len(mine) / len(everything))
+        errors = sum(result.status is Status.ERROR for result in everything)
         gate = gates.get(evaluator, Gate())
         checks = []
+        if errors:
+            checks.append(Check(name="errors", threshold=0, actual=errors, passed=False))
         for name, actual in (
             ("min_mean", mean),
             ("min_score", minimum),
@@ -129,7 +133,8 @@ def summarise(
                 evaluator=evaluator,
                 level=everything[0].level,
                 count=len(mine),
-                not_applicable=len(everything) - len(mine),
+                not_applicable=len(everything) - len(mine) - errors,
+                errors=errors,
                 coverage=coverage,
                 mean=mean,
                 minimum=minimum,

@@ -20,9 +20,11 @@ class Status(StrEnum):
 
     JUDGED = "judged"
     NOT_APPLICABLE = "not_applicable"
+    ERROR = "error"  # the judgement could not be made (an LLM judge failed): never a pass, fails the run
 
 
 NOT_APPLICABLE_LABEL = "Not Applicable"
+ERROR_LABEL = "Error"
 
 
 class Scale(BaseModel):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentcore.evaluations.base import Evaluator, Judgement, Target, targets_for
 from agentcore.evaluations.models import HEADS_DIR, Models
-from agentcore.evaluations.result import NOT_APPLICABLE_LABEL, EvaluatorResult, Status, Usage
+from agentcore.evaluations.result import ERROR_LABEL, NOT_APPLICABLE_LABEL, EvaluatorResult, Status, Usage
 from agentcore.evaluations.trace import Session
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,8 @@ def evaluate(
                 continue
             result = _result(evaluator, targets[index], judgement, models, len(todo))
             cached[index] = result
-            fresh.append((keys[index], result))
+            if result.status is not Status.ERROR:  # a failed judgement is retried on the next run
+                fresh.append((keys[index], result))
         cache.put(fresh)
         results.extend(result for result in cached if result is not None)
         # skipped targets are not cached: they are cheap to re-decide and carry no result
@@ -121,7 +122,13 @@ def evaluate(
 
 def _result(evaluator: Evaluator, target: Target, judgement: Judgement, models: Models, batch: int) -> EvaluatorResult:
     raw = float(min(max(judgement.score, 0.0), 1.0)) if judgement.applicable else 0.0
-    usage = [models.embedding_usage(len(set(evaluator.texts(target)))), models.head_usage(evaluator.id, batch)]
+    usage = [
+        models.embedding_usage(len(set(evaluator.texts(target)))),
+        models.head_usage(evaluator.id, batch),
+        judgement.usage,
+    ]
+    status = Status.ERROR if judgement.failed else Status.JUDGED if judgement.applicable else Status.NOT_APPLICABLE
+    label = {Status.ERROR: ERROR_LABEL, Status.NOT_APPLICABLE: NOT_APPLICABLE_LABEL}.get(status)
     return EvaluatorResult(
         evaluator=evaluator.id,
         level=evaluator.level,
@@ -129,9 +136,9 @@ def _result(evaluator: Evaluator, target: Target, judgement: Judgement, models: 
         session_id=target.session.id,
         score=evaluator.scale.snap(raw) if judgement.applicable else 0.0,
         raw_score=round(raw, 6),
-        label=evaluator.scale.label(raw) if judgement.applicable else NOT_APPLICABLE_LABEL,
+        label=label or evaluator.scale.label(raw),
         passed=judgement.applicable and evaluator.passes(raw),
         explanation=judgement.explanation,
         usage=tuple(item for item in usage if isinstance(item, Usage)),
-        status=Status.JUDGED if judgement.applicable else Status.NOT_APPLICABLE,
+        status=status,
     )

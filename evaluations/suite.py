@@ -31,6 +31,7 @@ from agentcore.evaluations.custom import RuleSpec, build_rule
 from agentcore.evaluations.errors import EvaluationError, SuiteError
 from agentcore.evaluations.importers import load_sessions
 from agentcore.evaluations.importers.jsonl import describe_validation
+from agentcore.evaluations.judges import JudgeSettings, with_judges
 from agentcore.evaluations.registry import create_evaluator
 from agentcore.evaluations.trace import Session
 
@@ -89,6 +90,7 @@ class Suite(BaseModel):
 
     suite: SuiteSettings
     evaluators: list[EvaluatorEntry] = Field(min_length=1)
+    judge: JudgeSettings | None = None
     root: Path = Path(".")
 
     def trace_files(self) -> list[Path]:
@@ -107,7 +109,7 @@ class Suite(BaseModel):
 
     def build_evaluators(self) -> list[Evaluator]:
         try:
-            return [entry.build() for entry in self.evaluators]
+            return with_judges([entry.build() for entry in self.evaluators], self.judge)
         except EvaluationError as error:
             raise SuiteError(f"suite {self.suite.name!r}: {error}") from None
 
