@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from agentcore.policies.context import action_matches
 from agentcore.policies.errors import PolicyCheckError, Problem
 from agentcore.policies.model import Effect, Reason, RedactPattern
 from agentcore.policies.named import definitions_of, named_problems
+from agentcore.policies.regex import compile_regex
+from agentcore.policies.text import canonical_text
 
 REDACTION_PATTERNS = {
     "email": RedactPattern(name="email", regex=r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
@@ -216,8 +217,8 @@ def _compile_rule(rule: ast.Rule, compiler: Compiler) -> CompiledRule:
         elif redaction.kind == "pattern":
             pattern = redaction.pattern or ""
             try:
-                re.compile(pattern)
-            except re.error as error:
+                compile_regex(pattern)
+            except ValueError as error:
                 raise CompileError(f"invalid redaction pattern {pattern!r}: {error}", redaction.span) from None
             redactions.append(RedactPattern(name=redaction.name or "pattern", regex=pattern))
         else:
@@ -252,7 +253,7 @@ def _conjoin(tests: list[Test]) -> Test | None:
 
 
 def _subject(subject: ast.Subject) -> Test:
-    value = subject.value
+    value = canonical_text(subject.value)
     if subject.kind == "role":
         return lambda env: value in env.request.principal.roles
     if subject.kind == "user":

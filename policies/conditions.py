@@ -7,8 +7,6 @@ rule, which fails closed. With ``traced=True`` every atom records (text, outcome
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from datetime import time, timedelta
 from typing import Any
@@ -16,6 +14,8 @@ from typing import Any
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
 from agentcore.policies.quantities import moments, ordered, same
+from agentcore.policies.regex import compile_regex
+from agentcore.policies.text import canonical_text
 from agentcore.policies.values import (
     Env,
     Getter,
@@ -200,7 +200,7 @@ class Compiler:
         if positive in _TEMPORAL:
             return self._temporal(positive, left, node, what)
         if positive == "matches":
-            test = self._regex(left, node.right[0], what)
+            test = self._regex(left, node.right[0], what, node.span)
         elif positive == "one_of":
             test = _one_of(left, frozenset(equality_key(_const(v)) for v in node.right))
         elif positive == "eq" and isinstance(node.right[0], ast.Lit) and isinstance(node.right[0].value, str):
@@ -238,12 +238,12 @@ class Compiler:
 
         return within
 
-    def _regex(self, left: Callable[[Env], Any], pattern_node: ast.Value, what: str) -> Test:
-        pattern = unicodedata.normalize("NFKC", str(_const(pattern_node)))
+    def _regex(self, left: Callable[[Env], Any], pattern_node: ast.Value, what: str, span: ast.Span | None) -> Test:
+        pattern = canonical_text(str(_const(pattern_node)))
         try:
-            regex = re.compile(pattern)
-        except re.error as error:
-            raise CompileError(f"invalid regular expression {pattern!r}: {error}", pattern_node.span or None) from None
+            regex = compile_regex(pattern)
+        except ValueError as error:
+            raise CompileError(f"invalid regular expression {pattern!r}: {error}", pattern_node.span or span) from None
 
         def matches(env: Env) -> bool:
             value = left(env)
@@ -285,7 +285,7 @@ class Compiler:
 def _const(node: ast.Value) -> Any:
     if not isinstance(node, ast.Lit):
         raise CompileError("expected a literal value here", node.span)
-    return unicodedata.normalize("NFKC", node.value) if isinstance(node.value, str) else node.value
+    return canonical_text(node.value) if isinstance(node.value, str) else node.value
 
 
 def _has_role(role: str, present: bool) -> Test:

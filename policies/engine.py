@@ -112,6 +112,18 @@ def parse_sources(sources: dict[str, str]) -> list[ast.PolicyFile]:
     return files
 
 
+def read_sources(paths: Iterable[str | Path]) -> dict[str, str]:
+    """``{path: text}`` of every ``*.policy`` file in ``paths``; bytes that are not UTF-8 become parse errors
+    at their line and column (``surrogateescape``), not decoding tracebacks."""
+    sources = {}
+    for path in policy_files(paths):
+        try:
+            sources[str(path)] = path.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as error:
+            raise PolicySyntaxError([Problem(f"cannot read policy file: {error}", str(path))]) from None
+    return sources
+
+
 class PolicyEngine:
     """A compiled policy bundle. Build with :meth:`from_paths` or :meth:`from_text`; then :meth:`decide`."""
 
@@ -131,13 +143,7 @@ class PolicyEngine:
     @classmethod
     def from_paths(cls, paths: Iterable[str | Path], default: Effect | None = None) -> PolicyEngine:
         """Compile every ``*.policy`` file in ``paths`` (files or directories) into one bundle."""
-        sources = {}
-        for path in policy_files(paths):
-            try:
-                sources[str(path)] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
-                raise PolicySyntaxError([Problem(f"cannot read policy file: {error}", str(path))]) from None
-        return cls.from_sources(sources, default)
+        return cls.from_sources(read_sources(paths), default)
 
     @classmethod
     def from_text(cls, text: str, path: str = "<policy>", default: Effect | None = None) -> PolicyEngine:

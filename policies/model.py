@@ -1,36 +1,39 @@
 """The decision contract: what the gateway asks (:class:`Request`) and what the engine answers (:class:`Decision`).
 
 These models are the border between ``agentcore.policies`` and its callers; they only grow (additive changes).
-Arguments are canonicalised on the way in (strings NFKC-normalised, tuples to lists, keys to strings), so policy
-comparisons see one spelling of each value whatever look-alike characters an agent sent.
+Arguments and identities are canonicalised on the way in (strings in :func:`~agentcore.policies.text.canonical_text`
+form, tuples to lists, keys to strings), so policy comparisons see one spelling of each value whatever look-alike
+or invisible characters an agent sent. Validated with ``context={"unicode": "reject"}``, an identity string (ids,
+roles, session, tenant) that is not already canonical is an error of type ``noncanonical_text`` instead.
 """
 
 from __future__ import annotations
 
-import functools
-import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic_core import PydanticCustomError
+
+from agentcore.policies.text import LONE_SURROGATE, canonical_problem, canonical_text
 
 MAX_ARG_DEPTH = 64
 
 
 def canonical(value: Any, depth: int = 0) -> Any:
-    """Return ``value`` as canonical JSON data: NFKC strings, string keys, lists for sequences.
+    """Return ``value`` as canonical JSON data: canonical strings and keys, string keys, lists for sequences.
 
     Raises ``ValueError`` for values JSON cannot hold or nesting deeper than ``MAX_ARG_DEPTH``.
     """
     if depth > MAX_ARG_DEPTH:
         raise ValueError(f"arguments are nested deeper than {MAX_ARG_DEPTH} levels")
     if isinstance(value, str):  # strings first: most argument values are strings (every tool call comes here)
-        return unicodedata.normalize("NFKC", value)
+        return canonical_text(value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, dict):  # keys are normalised in place: a value at this depth is checked anyway
-        return {unicodedata.normalize("NFKC", str(k)): canonical(v, depth + 1) for k, v in value.items()}
+        return {canonical_text(str(k)): canonical(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [canonical(v, depth + 1) for v in value]
     raise ValueError(
@@ -38,8 +41,21 @@ def canonical(value: Any, depth: int = 0) -> Any:
     )
 
 
-# Validated values are normalised so that policies compare one spelling of each (look-alike characters included).
-NFKCString = Annotated[str, AfterValidator(functools.partial(unicodedata.normalize, "NFKC"))]
+def _identity_text(value: str, info: ValidationInfo) -> str:
+    """An identity in canonical form; with ``context={"unicode": "reject"}`` one that is not is refused."""
+    text = canonical_text(value)
+    reject = text != value and info.context is not None and info.context.get("unicode") == "reject"
+    surrogate = LONE_SURROGATE.search(text) is not None
+    if reject or surrogate:
+        problem = "contains a lone surrogate, which is not text" if surrogate else canonical_problem(value)
+        raise PydanticCustomError(
+            "noncanonical_text", "{value} {problem}", {"value": repr(value[:80]), "problem": problem}
+        )
+    return text
+
+
+# Validated values are canonicalised so that policies compare one spelling of each (look-alike characters included).
+CanonicalString = Annotated[str, AfterValidator(_identity_text)]
 CanonicalJSON = Annotated[dict[str, Any], AfterValidator(canonical)]
 
 
@@ -50,15 +66,15 @@ class _Frozen(BaseModel):
 class Principal(_Frozen):
     """The user (or service) on whose behalf the agent acts; ``attributes`` holds identity claims."""
 
-    id: str
-    roles: frozenset[NFKCString] = frozenset()
+    id: CanonicalString
+    roles: frozenset[CanonicalString] = frozenset()
     attributes: CanonicalJSON = Field(default_factory=dict)
 
 
 class AgentInfo(_Frozen):
     """The agent making the call."""
 
-    id: str
+    id: CanonicalString
     attributes: CanonicalJSON = Field(default_factory=dict)
 
 
@@ -66,8 +82,8 @@ class RequestContext(_Frozen):
     """When and where the call happens: decision time (aware), session and tenant used for stateful rules."""
 
     time: AwareDatetime = Field(default_factory=lambda: datetime.now(UTC))
-    session_id: str | None = None
-    tenant: str | None = None
+    session_id: CanonicalString | None = None
+    tenant: CanonicalString | None = None
 
 
 class Request(_Frozen):
@@ -75,7 +91,7 @@ class Request(_Frozen):
 
     principal: Principal
     agent: AgentInfo = AgentInfo(id="agent")
-    action: NFKCString
+    action: CanonicalString
     resource: str | None = None
     args: CanonicalJSON = Field(default_factory=dict)
     context: RequestContext = Field(default_factory=RequestContext)

@@ -17,6 +17,7 @@ from lark.lexer import PatternStr
 
 from agentcore.policies import ast
 from agentcore.policies.errors import PolicySyntaxError, Problem
+from agentcore.policies.text import LONE_SURROGATE
 from agentcore.policies.transform import LocatedError, ToAst
 
 MAX_ERRORS = 20
@@ -59,8 +60,8 @@ def keyword_words() -> frozenset[str]:
 
 def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
     """Parse one policy file; raise :class:`PolicySyntaxError` listing every syntax error found."""
-    problems: list[Problem] = []
-    tree = _parse_collecting(text, path, problems)
+    problems = _surrogates(text, path)
+    tree = None if problems else _parse_collecting(text, path, problems)
     if problems or tree is None:
         raise PolicySyntaxError(problems or [Problem("the policy could not be parsed", path)])
     comments = _comments(text)
@@ -93,6 +94,20 @@ def _comments(text: str) -> tuple[ast.Comment, ...]:
                 comments.append(ast.Comment(line=number, text=line[index:].rstrip()))
                 break
     return tuple(comments)
+
+
+def _surrogates(text: str, path: str) -> list[Problem]:
+    """A lone surrogate (in a Python string, or a non-UTF-8 byte read with ``surrogateescape``) is not text."""
+    found = LONE_SURROGATE.search(text)
+    if found is None:
+        return []
+    line = text.count("\n", 0, found.start()) + 1
+    column = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
+    source = text.splitlines()[line - 1].encode("utf-8", "replace").decode("utf-8")
+    code = ord(found.group())
+    escaped = 0xDC80 <= code <= 0xDCFF
+    what = f"byte 0x{code - 0xDC00:02X} is not UTF-8" if escaped else f"U+{code:04X} is a lone surrogate"
+    return [Problem(f"{what}, so this is not text", path, line, column, source, "save the policy file as UTF-8")]
 
 
 def _parse_collecting(text: str, path: str, problems: list[Problem]) -> Tree[Token] | None:

@@ -15,6 +15,9 @@ from lark.tree import Meta
 
 from agentcore.policies import ast
 from agentcore.policies.errors import Problem
+from agentcore.policies.text import LONE_SURROGATE
+
+MAX_DURATION_S = 100 * 366 * 86400  # longer windows are typos, and overflow datetime arithmetic
 
 
 class LocatedError(Exception):
@@ -460,6 +463,8 @@ class ToAst:
         unit = str(items[-1]).rstrip("s")
         if amount <= 0:
             raise self._error(items[0], "a duration must be positive", "write e.g. `1 hour`")
+        if amount * ast.UNIT_SECONDS[unit] > MAX_DURATION_S:
+            raise self._error(items[0], "a duration can be at most 100 years", "write e.g. `52 weeks`")
         return ast.Duration(amount=amount, unit=unit, span=self._span(meta))
 
     def score(self, meta: Meta, items: list[Any]) -> ast.Score:
@@ -583,4 +588,6 @@ def _string(token: Token | str) -> str:
         value = json.loads(text)
     except json.JSONDecodeError:
         value = text[1:-1]
+    if LONE_SURROGATE.search(str(value)):
+        raise ValueError(f"the string {text} holds a lone surrogate escape, which is not text")
     return str(value)

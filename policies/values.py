@@ -7,7 +7,6 @@ rule evaluation turns into a fail-closed outcome. Nothing here parses or walks t
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -29,6 +28,7 @@ from agentcore.policies.quantities import (
     ordered,
     show,
 )
+from agentcore.policies.text import canonical_text
 
 __all__ = ["Env", "Getter", "Missing", "Unevaluable", "compile_value"]
 
@@ -132,7 +132,7 @@ def compile_value(node: ast.Value, cond: CondCompiler = _no_conditions) -> Gette
 
 
 def _literal(node: ast.Lit) -> Getter:
-    value = unicodedata.normalize("NFKC", node.value) if isinstance(node.value, str) else node.value
+    value = canonical_text(node.value) if isinstance(node.value, str) else node.value
     return lambda env: value
 
 
@@ -210,7 +210,7 @@ def _resolve(node: ast.Resolve, cond: CondCompiler) -> Getter:
         if record is None:
             raise Unevaluable(f"{entity} {_show(key)} was not found by its resolver")
         value = walk(dict(record), attr, what)
-        return unicodedata.normalize("NFKC", value) if isinstance(value, str) else value
+        return canonical_text(value) if isinstance(value, str) else value
 
     return resolve
 

@@ -16,7 +16,7 @@ from agentcore.policies import PolicyEngine, PolicyError, Request
 from agentcore.policies.cedar import CedarExportError
 from agentcore.policies.cedar import export as export_cedar
 from agentcore.policies.checker import check as check_bundle
-from agentcore.policies.engine import parse_sources, policy_files
+from agentcore.policies.engine import parse_sources, read_sources
 from agentcore.policies.errors import PolicyRequestError
 from agentcore.policies.formatter import DEFAULT_WIDTH, format_file
 from agentcore.policies.parser import parse
@@ -28,10 +28,6 @@ app = typer.Typer(help="Check, explain, format, test and export policy bundles."
 PATHS = typer.Argument(..., help="Policy files or directories (searched for *.policy).")
 
 
-def _sources(paths: list[Path]) -> dict[str, str]:
-    return {str(path): path.read_text(encoding="utf-8") for path in policy_files(paths)}
-
-
 @app.command()
 def check(
     paths: list[Path] = PATHS,
@@ -41,7 +37,7 @@ def check(
 ) -> None:
     """Parse, compile and analyse a bundle; report unknown tools/arguments, type errors, dead and shadowed rules."""
     try:
-        sources = _sources(paths)
+        sources = read_sources(paths)
         engine = PolicyEngine.from_sources(sources)
         findings = check_bundle(engine.files, load_tools(tools) if tools else None)
     except (PolicyError, PolicyRequestError, OSError) as error:
@@ -67,7 +63,7 @@ def explain(
     No call history, resolvers or detectors are available here, so stateful conditions fail closed.
     """
     try:
-        engine = PolicyEngine.from_sources(_sources(paths))
+        engine = PolicyEngine.from_sources(read_sources(paths))
         parsed = Request.model_validate_json(request.read_text(encoding="utf-8"))
     except (PolicyError, OSError, ValueError) as error:
         fail(error, 2)
@@ -95,7 +91,7 @@ def fmt(
 ) -> None:
     """Rewrite policy files in canonical form, keeping blank lines and comments (idempotent; meaning never changes)."""
     try:
-        sources = _sources(paths)
+        sources = read_sources(paths)
         parse_sources(sources)
     except (PolicyError, OSError) as error:
         fail(error, 2)
@@ -120,7 +116,7 @@ def test_policies(
 ) -> None:
     """Run policy test files (requests with expected effects); exit 1 if any case fails."""
     try:
-        engine = PolicyEngine.from_sources(_sources(paths))
+        engine = PolicyEngine.from_sources(read_sources(paths))
         found = tests or sorted(
             {t for p in paths for t in (p.rglob(f"*{TEST_SUFFIX}") if p.is_dir() else p.parent.glob(f"*{TEST_SUFFIX}"))}
         )
@@ -157,7 +153,7 @@ def export(
     if not cedar:
         fail("choose a format: --cedar", 2)
     try:
-        engine = PolicyEngine.from_sources(_sources(paths))
+        engine = PolicyEngine.from_sources(read_sources(paths))
         names = sorted(load_tools(tools)) if tools else None
     except (PolicyError, PolicyRequestError, OSError) as error:
         fail(error, 2)

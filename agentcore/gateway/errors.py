@@ -17,12 +17,15 @@ class GatewayError(AgentCoreError):
 
 
 class UnknownToolError(GatewayError):
-    """The tool name is not registered on this gateway; nothing was executed."""
+    """The tool name is not registered on this gateway; nothing was executed.
+
+    The text may reach a model or an MCP client: ``known`` must hold only names the caller may see.
+    """
 
     def __init__(self, name: str, known: Sequence[str]) -> None:
         self.name = name
         hint = _did_you_mean(name, known)
-        super().__init__(f"unknown tool {name!r}{hint}; call list_tools() to see the tools you may use")
+        super().__init__(f"unknown tool {name!r}{hint}; call only the tools you were given")
 
 
 class ToolArgumentError(GatewayError):

@@ -12,18 +12,21 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
+import reprlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import ValidationError
+
 from agentcore.gateway.anchors import AnchorSink, open_sink
 from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
-from agentcore.gateway.canonical import ArgumentLimits
+from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
@@ -58,6 +61,14 @@ Mode = Literal["enforce", "monitor"]
 ApprovalMode = Literal["raise", "wait"]
 
 
+class _CallerMistake(Exception):
+    """Carries a programming error of the Python caller out of admission, so that it is audited, then raised."""
+
+    def __init__(self, error: TypeError | ValueError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 @dataclass
 class _Plan:
     """An admitted call: everything needed to execute it and record the outcome."""
@@ -85,6 +96,9 @@ class Gateway:
     ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
     or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
     ``resolver_timeout_s``: the deadline of each resolver lookup; a late one fails closed like a failing one.
+    ``unicode``: text in arguments and identities that is not in canonical form (NFKC, no invisible or bidi
+    control characters) is ``"canonicalize"``-d (default: the tool receives the text the policy decided on) or
+    ``"reject"``-ed (ToolArgumentError, or ToolDenied for an identity).
     """
 
     def __init__(
@@ -100,6 +114,7 @@ class Gateway:
         approval_ttl_s: float = 86400.0,
         approval_timeout_s: float = 300.0,
         limits: ArgumentLimits | None = None,
+        unicode: UnicodeMode = "canonicalize",
         reload: bool = True,
         name: str = "gateway",
         ledger: Ledger | None = None,
@@ -113,6 +128,8 @@ class Gateway:
             raise ValueError(f"approval_mode must be 'raise' or 'wait', not {approval_mode!r}")
         if not resolver_timeout_s > 0:
             raise ValueError(f"resolver_timeout_s must be a positive number of seconds, not {resolver_timeout_s!r}")
+        if unicode not in ("canonicalize", "reject"):
+            raise ValueError(f"unicode must be 'canonicalize' or 'reject', not {unicode!r}")
         self.name = name
         self.mode: Mode = mode
         self.approval_mode: ApprovalMode = approval_mode
@@ -120,6 +137,8 @@ class Gateway:
         self.approval_ttl_s = approval_ttl_s
         self.approval_timeout_s = approval_timeout_s
         self.limits = limits or ArgumentLimits()
+        self.unicode: UnicodeMode = unicode
+        self._validation = {"unicode": unicode} if unicode == "reject" else None  # Request's validation context
         self.db = Database(database, durability=durability)
         ensure_schema(self.db)
         self.board = StatusBoard(self.db)
@@ -243,7 +262,10 @@ class Gateway:
         ``obligations`` but their remaining capacity is only checked by a real call. An unknown tool or invalid
         arguments raise ``UnknownToolError`` / ``ToolArgumentError``, as ``call`` does.
         """
-        _, _, request = self._request(name, args, principal, agent, session, tenant)
+        try:
+            _, _, request = self._request(name, args, principal, agent, session, tenant)
+        except _CallerMistake as mistake:
+            raise mistake.error from mistake.__cause__
         return self.policy.current().decide(request, self.context)
 
     def _awaited(self, pending: Approval, approval: ApprovalMode | None) -> Approval:
@@ -287,13 +309,20 @@ class Gateway:
                  "tenant": tenant}  # fmt: skip
         try:
             tool, kwargs, request = self._request(name, args, principal, agent, session, tenant)
-            event["principal"], event["agent"] = request.principal.id, request.agent.id
+            event.update(principal=request.principal.id, agent=request.agent.id, session=request.context.session_id,
+                         tenant=request.context.tenant)  # fmt: skip
             decision = self.policy.current().decide(request, self.context)
-        except (UnknownToolError, ToolArgumentError) as exc:
+        except (UnknownToolError, ToolArgumentError, ToolDenied, _CallerMistake) as exc:
             self._record(event, "deny", "invalid", {"error": str(exc), "args": _preview(args)})
+            if isinstance(exc, _CallerMistake):
+                raise exc.error from exc.__cause__
             raise
         except Exception as exc:  # fail closed: any error before execution is a DENY
             raise self._fail_closed(event, exc, args) from exc
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: nothing runs, the attempt is recorded
+            interrupted = {"error": f"interrupted by {type(exc).__name__}", "args": _preview(args)}
+            self._record(event, "deny", "error", interrupted)
+            raise
         try:
             return self._apply(event, tool, kwargs, request, decision, approved)
         except GatewayError:
@@ -310,11 +339,19 @@ class Gateway:
         session: str | None,
         tenant: str | None,
     ) -> tuple[Tool, dict[str, Any], Request]:
-        """Resolve the tool and validate the arguments: (tool, its keyword arguments, the request to decide)."""
-        tool = self.registry.get(name)
-        canon, kwargs = tool.validate(args if args is not None else {}, self.limits)
-        request = Request.model_validate(  # one validation for the request and its parts
-            {
+        """Resolve the tool and canonicalise and validate the arguments: (tool, its keyword arguments, the request
+        to decide), the request's identities canonical (or refused under ``unicode="reject"``: ToolDenied).
+
+        An unknown name suggests only tools this caller may see. A malformed identity is the Python caller's
+        mistake: ``_CallerMistake`` carries the TypeError/ValueError.
+        """
+        try:
+            tool = self.registry.get(name)
+        except UnknownToolError:
+            raise UnknownToolError(str(name)[:200], self._visible(principal, agent)) from None
+        canon, kwargs = tool.validate(args if args is not None else {}, self.limits, self.unicode)
+        try:
+            fields = {
                 "principal": principal_fields(principal),
                 "agent": as_agent(agent),
                 "action": tool.name,
@@ -322,8 +359,27 @@ class Gateway:
                 "args": canon,
                 "context": {"session_id": session, "tenant": tenant},
             }
-        )
+            request = Request.model_validate(fields, context=self._validation)  # one validation for all the parts
+        except TypeError as exc:
+            raise _CallerMistake(exc) from exc
+        except ValidationError as exc:
+            refused = [e for e in exc.errors() if e["type"] == "noncanonical_text"]
+            if refused:
+                reason = f"the caller's identity is not in canonical form: {_problems(refused)}"
+                raise ToolDenied(tool.name, [reason]) from None
+            mistake = ValueError(
+                f"invalid caller identity: {_problems(exc.errors())}; pass principal= a user id, a Principal or a "
+                "mapping with 'id' (and optional 'roles', 'attributes'), agent= likewise, session= and tenant= as str"
+            )
+            raise _CallerMistake(mistake) from exc
         return tool, kwargs, request
+
+    def _visible(self, principal: PrincipalLike, agent: AgentLike) -> list[str]:
+        """Names of the tools this caller may see; none when the caller cannot even be identified."""
+        try:
+            return [tool.name for tool in self.list_tools(principal, agent)]
+        except Exception:
+            return []
 
     def _fail_closed(self, event: dict[str, Any], exc: Exception, args: Any) -> ToolDenied:
         log.exception("gateway: error while deciding %s", event["tool"])
@@ -524,9 +580,17 @@ def _reason_record(reason: Reason) -> dict[str, Any]:
     return reason.model_dump()
 
 
-def _preview(args: Any) -> Any:
-    """What of unvalidated arguments goes into the audit: bounded, never the megabyte string itself."""
-    text = repr(args)
+_PREVIEW = reprlib.Repr()  # repr() of 5,000-deep arguments would raise RecursionError: six levels are enough
+_PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 6, 400, 400
+
+
+def _problems(errors: Sequence[Any]) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '$'}: {e['msg']}" for e in errors[:5])
+
+
+def _preview(args: Any) -> str:
+    """What of unvalidated arguments goes into the audit: bounded in size and depth, whatever the caller sent."""
+    text = _PREVIEW.repr(args)
     return text if len(text) <= 2000 else text[:2000] + f"... ({len(text)} chars)"
 
 

@@ -1,16 +1,17 @@
 """Turn a decision's result obligations into a :class:`Redaction`, once per distinct obligation set.
 
 Patterns named like a built-in detector ("card numbers", "email addresses") use the validating detector
-(Luhn, mod-97) rather than the bare regex, so look-alike numbers are left intact.
+(Luhn, mod-97) rather than the bare regex, so look-alike numbers are left intact. A policy's own pattern runs on
+RE2 (linear time, like ``matches``), so no tool result can make redaction hang.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 
 from agentcore.gateway.redaction import Detector, Redaction, detector
 from agentcore.policies.model import Obligations
+from agentcore.policies.regex import compile_regex
 
 
 @functools.lru_cache(maxsize=256)
@@ -21,7 +22,7 @@ def redaction_for(obligations: Obligations) -> Redaction:
         try:
             detectors.append(detector(pattern.name))
         except ValueError:
-            detectors.append(Detector(pattern.name, re.compile(pattern.regex)))
+            detectors.append(Detector(pattern.name, compile_regex(pattern.regex)))
     return Redaction(
         fields=tuple(obligations.redact_fields), detectors=tuple(detectors), suppress=obligations.suppress_output
     )

@@ -37,17 +37,20 @@ class Tool:
     _schema_validator: Any = field(default=None, repr=False)
 
     def validate(
-        self, args: Mapping[str, Any], limits: canonical.ArgumentLimits
+        self, args: Mapping[str, Any], limits: canonical.ArgumentLimits, unicode: canonical.UnicodeMode = "canonicalize"
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Check ``args`` against limits and schema; raise ToolArgumentError listing every problem."""
+        """Canonicalise ``args``, check them against limits and schema; raise ToolArgumentError listing every problem.
+
+        The schema sees the canonical arguments, so the kwargs the tool receives are built from the same text the
+        returned canonical JSON (what the policy and the audit see) holds.
+        """
         if not isinstance(args, Mapping):
             if isinstance(args, str | bytes):
                 problem = "arguments must be a JSON object; got text (is the JSON malformed?)"
             else:
                 problem = f"arguments must be a JSON object, got {type(args).__name__}"
             raise ToolArgumentError(self.name, [problem])
-        raw = dict(args)
-        problems = canonical.check(raw, limits)
+        raw, problems = canonical.canonicalize(dict(args), limits, unicode)
         if problems:
             raise ToolArgumentError(self.name, problems)
         if self._model is not None:

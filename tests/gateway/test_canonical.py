@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentcore.gateway import canonical
 from agentcore.gateway.canonical import ArgumentLimits
 
-SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=12)
+    | st.sampled_from(["ｍａｌｌｏｒｙ", "a\u200bb", "\ud800", "café", "e\u0301", "\x01" * 20])
+)
 KEYS = st.text(max_size=4) | st.integers(0, 3)  # non-string keys must be refused
 VALUES = st.recursive(
     SCALARS | st.sampled_from(["a\x00b", "x" * 40, {1, 2}]),
@@ -21,22 +28,28 @@ VALUES = st.recursive(
 TIGHT = ArgumentLimits(max_bytes=300, max_depth=3, max_string=30)
 
 
-def _walk_only(value: Any, limits: ArgumentLimits) -> list[str]:
-    """check() as it was before the path-free scan: the path-building walk decides alone."""
+def _walk_only(value: Any, limits: ArgumentLimits, unicode: canonical.UnicodeMode) -> tuple[Any, list[str]]:
+    """canonicalize() without the path-free scan: the path-building walk decides alone, the size is measured."""
     problems: list[str] = []
-    chars = canonical._walk(value, "$", 0, limits, problems)
-    if problems or chars * 4 + 1024 <= limits.max_bytes:
-        return problems
+    value, _ = canonical._walk(value, "$", 0, limits, unicode, problems)
+    if problems:
+        return value, problems
     size = len(canonical.dumps(value).encode("utf-8"))
     if size > limits.max_bytes:
-        return [f"arguments are {size} bytes of JSON, more than the limit of {limits.max_bytes}"]
-    return []
+        return value, [f"arguments are {size} bytes of JSON, more than the limit of {limits.max_bytes}"]
+    return value, []
 
 
+@settings(max_examples=200, deadline=None)
 @given(VALUES)
-def test_check_agrees_with_the_full_walk(value: Any) -> None:
+def test_canonicalize_agrees_with_the_full_walk(value: Any) -> None:
     for limits in (TIGHT, ArgumentLimits()):
-        assert canonical.check(value, limits) == _walk_only(value, limits)
+        for unicode in ("canonicalize", "reject"):
+            got, problems = canonical.canonicalize(value, limits, unicode)
+            want, want_problems = _walk_only(value, limits, unicode)
+            assert problems == want_problems
+            if not problems:
+                assert got == want
 
 
 @given(

@@ -115,12 +115,36 @@ def test_resolver_conditions_and_fail_closed(make_gateway: Factory) -> None:
     assert runs == {"orders.cancel": 1}
 
 
-def test_errors_outside_the_engine_deny_and_are_audited(make_gateway: Factory) -> None:
+def test_a_developer_mistake_raises_to_the_python_caller_and_is_audited(make_gateway: Factory) -> None:
+    """An int principal or one without an id is a TypeError/ValueError at the call site, not a policy decision."""
     gw, runs = make_gateway()
-    with pytest.raises(ToolDenied, match="internal error"):
+    with pytest.raises(TypeError, match="principal must be a Principal, a user id or a mapping"):
         gw.call("crm.lookup", {"customer_id": "c"}, principal=12345)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"invalid caller identity: principal\.id: Field required") as error:
+        gw.call("crm.lookup", {"customer_id": "c"}, principal={"roles": ["support"]})
+    assert not isinstance(error.value, ToolDenied)
+    with pytest.raises(ValueError, match=r"context\.session_id"):
+        gw.call("crm.lookup", {"customer_id": "c"}, principal="alice", session=7)  # type: ignore[arg-type]
+    records = _records(gw)[-3:]
+    assert [(r["effect"], r["outcome"]) for r in records] == [("deny", "invalid")] * 3
+    assert "principal must be" in records[0]["detail"]["error"] and "Field required" in records[1]["detail"]["error"]
+    assert runs == {}
+
+
+def test_internal_errors_deny_without_telling_the_model_python_details(
+    make_gateway: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gw, runs = make_gateway()
+
+    def broken() -> None:
+        raise RuntimeError("bundle cache is corrupt at 0x7f00")
+
+    monkeypatch.setattr(gw.policy, "current", broken)
+    with pytest.raises(ToolDenied, match="an internal error prevented a decision") as error:
+        gw.call("crm.lookup", {"customer_id": "c"}, principal=SUPPORT)
+    assert "RuntimeError" not in error.value.agent_message and "0x7f00" not in error.value.agent_message
     record = _records(gw)[-1]
-    assert (record["effect"], record["outcome"]) == ("deny", "error") and "TypeError" in record["detail"]["error"]
+    assert (record["effect"], record["outcome"]) == ("deny", "error") and "RuntimeError" in record["detail"]["error"]
     assert runs == {}
 
 
