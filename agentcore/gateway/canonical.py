@@ -54,6 +54,11 @@ def compact_encoder(*, sort_keys: bool, default: Callable[[Any], Any] | None = N
 dumps: Callable[[JSONValue], str] = compact_encoder(sort_keys=True)
 
 
+def encodable(text: str) -> str:
+    """``text`` with lone surrogates escaped (``\\udc80``): what may go into an audit record or an error message."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def canonicalize(value: JSONValue, limits: ArgumentLimits, unicode: UnicodeMode) -> tuple[JSONValue, list[str]]:
     """``value`` in canonical form (the one the policy decides on, the audit hashes and the tool receives) and the
     problems of it against ``limits`` and JSON's rules (empty list when acceptable).

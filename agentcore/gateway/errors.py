@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentcore.errors import AgentCoreError
+from agentcore.gateway.canonical import encodable
 
 # How the policy engine's notes begin when a rule (or the whole evaluation) could not be evaluated.
 FAILURE_NOTES = ("failed closed:", "denied because evaluation failed:")
@@ -23,7 +24,7 @@ class UnknownToolError(GatewayError):
     """
 
     def __init__(self, name: str, known: Sequence[str]) -> None:
-        self.name = name
+        self.name = name = encodable(name)
         hint = _did_you_mean(name, known)
         super().__init__(f"unknown tool {name!r}{hint}; call only the tools you were given")
 
@@ -33,7 +34,7 @@ class ToolArgumentError(GatewayError):
 
     def __init__(self, tool: str, problems: Sequence[str]) -> None:
         self.tool = tool
-        self.problems = list(problems)
+        self.problems = [encodable(problem) for problem in problems]  # a key may hold a lone surrogate
         super().__init__(f"invalid arguments for {tool!r}: " + "; ".join(self.problems) + " (fix them and call again)")
 
 

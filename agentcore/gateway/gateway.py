@@ -26,7 +26,7 @@ from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
-from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode
+from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode, encodable
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
@@ -305,8 +305,8 @@ class Gateway:
     ) -> _Plan | Approval:
         call_id = new_call_id()
         who = principal.get("id") if isinstance(principal, Mapping) else getattr(principal, "id", principal)
-        event = {"call_id": call_id, "tool": str(name)[:200], "principal": str(who)[:200], "session": session,
-                 "tenant": tenant}  # fmt: skip
+        event = {"call_id": call_id, "tool": _label(name), "principal": _label(str(who)), "session": _label(session),
+                 "tenant": _label(tenant)}  # fmt: skip  # as sent until the request is validated
         try:
             tool, kwargs, request = self._request(name, args, principal, agent, session, tenant)
             event.update(principal=request.principal.id, agent=request.agent.id, session=request.context.session_id,
@@ -582,6 +582,11 @@ def _reason_record(reason: Reason) -> dict[str, Any]:
 
 _PREVIEW = reprlib.Repr()  # repr() of 5,000-deep arguments would raise RecursionError: six levels are enough
 _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 6, 400, 400
+
+
+def _label(value: Any) -> Any:
+    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, encodable."""
+    return None if value is None else encodable(str(value)[:200])
 
 
 def _problems(errors: Sequence[Any]) -> str:

@@ -26,8 +26,9 @@ arguments = st.dictionaries(
     max_size=4,
 )
 tools = st.sampled_from(["crm.lookup", "refunds.issue", "orders.cancel", "notes.add", "email.send", "nope", "crm."])
+MALFORMED = ({"roles": ["x"]}, 7, None)  # the Python caller's mistakes: TypeError/ValueError, still audited
 principals = st.sampled_from(
-    ["alice", {"id": "alice", "roles": ["support"]}, {"id": "root", "roles": ["admin"]}, {"roles": ["x"]}, 7, None]
+    ["alice", {"id": "alice", "roles": ["support"]}, {"id": "root", "roles": ["admin"]}, *MALFORMED]
 )
 
 
@@ -39,6 +40,7 @@ def test_random_calls_are_decided_never_crash(make_gateway: Factory) -> None:
     @given(tool=tools, args=arguments | json_values, principal=principals)
     @example(tool="crm.lookup", args={"customer_id": "c1"}, principal="alice")  # valid, no role: denied
     @example(tool="crm.lookup", args={"customer_id": "c1"}, principal={"id": "alice", "roles": ["support"]})
+    @example(tool="crm.lookup", args={"customer_id": "c1"}, principal=7)
     def call(tool: str, args: Any, principal: Any) -> None:
         before = sum(runs.values())
         try:
@@ -47,6 +49,9 @@ def test_random_calls_are_decided_never_crash(make_gateway: Factory) -> None:
         except EXPECTED as error:
             outcome = type(error).__name__
             assert sum(runs.values()) == before  # nothing ran
+        except (TypeError, ValueError):
+            assert principal in MALFORMED and sum(runs.values()) == before
+            outcome = "mistake"
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
 
     call()

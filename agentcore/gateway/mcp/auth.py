@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import jwt
+from pydantic import ValidationError
 
 from agentcore.gateway.errors import GatewayError
 from agentcore.gateway.mcp.config import Auth
@@ -69,11 +70,22 @@ class JwtVerifier:
         return claims
 
     def _caller(self, claims: dict[str, Any]) -> Caller:
+        """The caller a validly signed token names; claims of the wrong shape are the token's fault (401)."""
         s = self.settings
         raw_roles = claims.get(s.roles_claim, [])
-        roles = raw_roles.split() if isinstance(raw_roles, str) else [str(r) for r in raw_roles]
+        if isinstance(raw_roles, str):
+            roles = raw_roles.split()
+        elif isinstance(raw_roles, list) and all(isinstance(r, str) for r in raw_roles):
+            roles = raw_roles
+        else:
+            raise AuthError(f"invalid bearer token: the {s.roles_claim!r} claim must be a list of strings")
         attributes = {k: v for k, v in claims.items() if k not in _RESERVED}
-        principal = Principal(id=str(claims["sub"]), roles=frozenset(roles), attributes=attributes)
-        agent = AgentInfo(id=str(claims.get(s.agent_claim, "mcp-client")) if s.agent_claim else "mcp-client")
+        try:
+            principal = Principal(id=str(claims["sub"]), roles=frozenset(roles), attributes=attributes)
+            agent = AgentInfo(id=str(claims.get(s.agent_claim, "mcp-client")) if s.agent_claim else "mcp-client")
+        except ValidationError as error:
+            raise AuthError(
+                f"invalid bearer token: its claims do not name a caller: {error.errors()[0]['msg']}"
+            ) from None
         tenant = claims.get(s.tenant_claim) if s.tenant_claim else None
         return principal, agent, None if tenant is None else str(tenant)

@@ -102,6 +102,9 @@ class ProxyConfig(_Strict):
     anchors: Path | None = Field(None, description="JSONL file of signed audit checkpoints")
     mode: Literal["enforce", "monitor"] = "enforce"
     resolver_timeout_s: float = Field(5.0, gt=0, description="deadline of each resolver lookup; late fails closed")
+    unicode: Literal["canonicalize", "reject"] = Field(
+        "canonicalize", description="text not in canonical form (NFKC, no invisible characters): rewrite or refuse"
+    )
     tools: list[str] = Field([], description="`module:function` callables that register in-process tools")
     identity: Identity | None = None
     dev_unauthenticated: bool = Field(False, description="HTTP without auth, every caller the identity; loopback only")

@@ -55,6 +55,7 @@ class McpProxy:
             durability=config.durability,
             write_ahead=config.write_ahead,
             mode=config.mode,
+            unicode=config.unicode,
             name=config.name,
             audit_key=config.audit_key_file,
             anchors=config.anchors,
