@@ -60,6 +60,12 @@ def greet(name: str) -> str:
     return f"Greet {name} warmly."
 
 
+@server.tool()
+def received(url: str) -> str:
+    """Say exactly which text arrived (ASCII escapes), so a test sees what the upstream got."""
+    return ascii(url)
+
+
 def register_local(gateway: Any) -> None:
     """``tools = ["mcp_upstream:register_local"]`` in gateway.toml: an in-process tool next to the upstreams."""
 

@@ -593,3 +593,46 @@ def test_a_third_party_mcp_server_from_the_package_index_behind_the_proxy(tmp_pa
     ran = [(r["tool"], r["outcome"]) for r in proxy.gateway.audit.rows() if r["kind"] == "execution"]
     assert ran == [("time.get_current_time", "ok")]
     proxy.gateway.close()
+
+
+def test_the_upstream_receives_the_canonical_text_the_policy_decided_on(tmp_path: Path) -> None:
+    config = _config(tmp_path, f'command = "{sys.executable}"\nargs = ["{HERE / "mcp_upstream.py"}"]')
+    (tmp_path / "policies" / "mcp.policy").write_text('allow crm.received when url host is "api.example.com".\n')
+    params = StdioServerParameters(command=AGENTCORE, args=["gateway", "serve", "--config", str(config)], env=_env())
+    spoofed = "https://api.example.com\uff0f@evil.com/v1"  # FULLWIDTH SOLIDUS: a URL parser would go to evil.com
+
+    async def session() -> list[str]:
+        async with Client(params) as client:
+            return [_text(await client.call_tool("crm__received", {"url": url})) for url in (spoofed, "https://x.io")]
+
+    upstream_got, other = asyncio.run(session())
+    assert upstream_got == repr("https://api.example.com/@evil.com/v1") and "denied" in other
+    log = AuditLog(Database(str(tmp_path / "gw.db")))
+    allowed = [r for r in log.rows() if r["effect"] == "allow"]
+    assert [json.loads(r["detail"])["args"] for r in allowed] == [{"url": "https://api.example.com/@evil.com/v1"}]
+
+
+def test_a_signed_token_with_claims_of_the_wrong_shape_gets_401(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("GW_TEST_SECRET", SECRET)
+    verifier = JwtVerifier(Auth(algorithms=["HS256"], secret_env="GW_TEST_SECRET"))
+    for roles in (5, [1, 2], {"admin": True}):
+        with pytest.raises(AuthError, match="'roles' claim must be a list of strings"):
+            verifier.verify(f"Bearer {_token('bob', roles)}")  # type: ignore[arg-type]
+    with pytest.raises(AuthError, match="do not name a caller"):
+        verifier.verify("Bearer " + _token("bob\ud800", []))  # JSON can carry a lone surrogate escape
+    path = tmp_path / "gateway.toml"
+    path.write_text(f'[gateway]\ndatabase = "{tmp_path / "gw.db"}"\n[gateway.auth]\nalgorithms = ["HS256"]\n'
+                    'secret_env = "GW_TEST_SECRET"\n')  # fmt: skip
+    proxy = McpProxy(load_config(path))
+
+    async def post(token: str) -> httpx2.Response:
+        transport = httpx2.ASGITransport(app=proxy.http_app())
+        async with httpx2.AsyncClient(transport=transport, base_url="http://gw") as http:
+            request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            return await http.post("/mcp", headers={"Authorization": f"Bearer {token}"}, json=request)
+
+    try:
+        response = asyncio.run(post(_token("bob", 5)))  # type: ignore[arg-type]
+        assert response.status_code == 401 and "roles" in response.json()["error_description"]
+    finally:
+        proxy.gateway.close()
