@@ -29,7 +29,7 @@ def canonical(value: Any, depth: int = 0) -> Any:
     if depth > MAX_ARG_DEPTH:
         raise ValueError(f"arguments are nested deeper than {MAX_ARG_DEPTH} levels")
     if isinstance(value, str):  # strings first: most argument values are strings (every tool call comes here)
-        return canonical_text(value)
+        return value if value.isascii() else canonical_text(value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, dict):  # keys are normalised in place: a value at this depth is checked anyway
@@ -43,6 +43,8 @@ def canonical(value: Any, depth: int = 0) -> Any:
 
 def _identity_text(value: str, info: ValidationInfo) -> str:
     """An identity in canonical form; with ``context={"unicode": "reject"}`` one that is not is refused."""
+    if value.isascii():  # every call validates several identities: the common case stays one C call
+        return value
     text = canonical_text(value)
     reject = text != value and info.context is not None and info.context.get("unicode") == "reject"
     surrogate = LONE_SURROGATE.search(text) is not None

@@ -84,7 +84,7 @@ def _scan(value: JSONValue, depth: int, limits: ArgumentLimits) -> int:
     rewrite or problem."""
     kind = type(value)
     if kind is str:
-        fine = len(value) <= limits.max_string and "\x00" not in value and _is_canonical(value)
+        fine = len(value) <= limits.max_string and "\x00" not in value and (value.isascii() or _is_canonical(value))
         return len(value) + 8 if fine else -1
     if value is None or kind is bool or kind is int:
         return len(str(value)) + 8
@@ -98,7 +98,7 @@ def _scan(value: JSONValue, depth: int, limits: ArgumentLimits) -> int:
             size = _scan(item, depth + 1, limits)
             if type(key) is not str or size < 0 or len(key) > limits.max_string or "\x00" in key:
                 return -1
-            if not _is_canonical(key):
+            if not (key.isascii() or _is_canonical(key)):
                 return -1
             total += len(key) + 8 + size
         return total
@@ -113,7 +113,7 @@ def _scan(value: JSONValue, depth: int, limits: ArgumentLimits) -> int:
 
 
 def _is_canonical(text: str) -> bool:
-    return text.isascii() or (is_canonical_text(text) and LONE_SURROGATE.search(text) is None)
+    return is_canonical_text(text) and LONE_SURROGATE.search(text) is None
 
 
 def _walk(
