@@ -217,6 +217,11 @@ class Gateway:
         approval: ApprovalMode | None = None,
     ) -> Any:
         """Run one tool call under policy; raise ToolDenied / ApprovalRequired / ToolArgumentError / ..."""
+        tool = self.registry.find(name)
+        if tool is not None and tool.is_async and _loop_running():  # a programming error, not a tool failure
+            mistake = TypeError(f"tool {name!r} is async and this thread runs an event loop: use `await gw.acall(...)`")
+            self._record(self._event(name, principal, session, tenant), "deny", "invalid", {"error": str(mistake)})
+            raise mistake
         plan = self._admit(name, args, principal, agent, session, tenant)
         if isinstance(plan, Approval):
             return self.approvals.wait_sync(self._awaited(plan, approval).id, self.approval_timeout_s)
@@ -303,10 +308,7 @@ class Gateway:
         tenant: str | None,
         approved: Approval | None = None,
     ) -> _Plan | Approval:
-        call_id = new_call_id()
-        who = principal.get("id") if isinstance(principal, Mapping) else getattr(principal, "id", principal)
-        event = {"call_id": call_id, "tool": _label(name), "principal": _label(str(who)), "session": _label(session),
-                 "tenant": _label(tenant)}  # fmt: skip  # as sent until the request is validated
+        event = self._event(name, principal, session, tenant)
         try:
             tool, kwargs, request = self._request(name, args, principal, agent, session, tenant)
             event.update(principal=request.principal.id, agent=request.agent.id, session=request.context.session_id,
@@ -329,6 +331,13 @@ class Gateway:
             raise
         except Exception as exc:  # state store or approval store unavailable: deny, never run unchecked
             raise self._fail_closed(event, exc, args) from exc
+
+    @staticmethod
+    def _event(name: Any, principal: Any, session: Any, tenant: Any) -> dict[str, Any]:
+        """A new call's audit fields, as the caller sent them until the request is validated."""
+        who = principal.get("id") if isinstance(principal, Mapping) else getattr(principal, "id", principal)
+        return {"call_id": new_call_id(), "tool": _label(name), "principal": _label(str(who)),
+                "session": _label(session), "tenant": _label(tenant)}  # fmt: skip
 
     def _request(
         self,
@@ -599,10 +608,16 @@ def _preview(args: Any) -> str:
     return text if len(text) <= 2000 else text[:2000] + f"... ({len(text)} chars)"
 
 
-def _run_coroutine(coro: Any, timeout: float | None) -> Any:
+def _loop_running() -> bool:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        return False
+    return True
+
+
+def _run_coroutine(coro: Any, timeout: float | None) -> Any:
+    if not _loop_running():
         return asyncio.run(asyncio.wait_for(coro, timeout))
     coro.close()
     raise GatewayError("an async tool cannot be called with call() inside a running event loop; use await acall()")

@@ -142,8 +142,11 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         return tool
 
+    def find(self, name: str) -> Tool | None:
+        return self._tools.get(name) if isinstance(name, str) else None
+
     def get(self, name: str) -> Tool:
-        tool = self._tools.get(name) if isinstance(name, str) else None
+        tool = self.find(name)
         if tool is None:
             raise UnknownToolError(str(name)[:200], list(self._tools))
         return tool

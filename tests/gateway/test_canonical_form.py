@@ -3,6 +3,7 @@ arguments and identities, under ``unicode="canonicalize"`` (default) and ``unico
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -240,3 +241,14 @@ def test_an_interrupted_resolver_leaves_an_audit_record(make_gateway: Factory, i
     assert (record["effect"], record["outcome"]) == ("deny", "error")
     assert record["detail"]["error"] == f"interrupted by {interrupt.__name__}"
     assert runs == {}
+
+
+def test_an_async_tool_called_with_call_inside_an_event_loop_is_a_developer_error(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+
+    async def inside_a_loop() -> None:
+        with pytest.raises(TypeError, match=r"use `await gw\.acall\(\.\.\.\)`"):
+            gw.call("notes.add", {"text": "hi"}, principal="alice")
+
+    asyncio.run(inside_a_loop())
+    assert runs == {} and _records(gw)[-1]["outcome"] == "invalid"
