@@ -636,3 +636,16 @@ def test_a_signed_token_with_claims_of_the_wrong_shape_gets_401(tmp_path: Path, 
         assert response.status_code == 401 and "roles" in response.json()["error_description"]
     finally:
         proxy.gateway.close()
+
+
+def test_config_unicode_reaches_the_gateway(tmp_path: Path) -> None:
+    path = tmp_path / "gateway.toml"
+    path.write_text(f'[gateway]\ndatabase = "{tmp_path / "gw.db"}"\nunicode = "reject"\n')
+    proxy = McpProxy(load_config(path))
+    try:
+        assert proxy.gateway.unicode == "reject"
+    finally:
+        proxy.gateway.close()
+    path.write_text('[gateway]\nunicode = "nfc"\n')
+    with pytest.raises(ConfigError, match="unicode"):
+        load_config(path)
