@@ -252,3 +252,13 @@ def test_an_async_tool_called_with_call_inside_an_event_loop_is_a_developer_erro
 
     asyncio.run(inside_a_loop())
     assert runs == {} and _records(gw)[-1]["outcome"] == "invalid"
+
+
+def test_why_a_rule_failed_closed_is_for_developers_not_the_model(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    gw.context.resolvers.clear()  # deny orders.cancel when order(order_id).status ... now fails closed
+    with pytest.raises(ToolDenied) as error:
+        gw.call("orders.cancel", {"order_id": "o1"}, principal={"id": "alice", "roles": ["support"]})
+    assert "@gateway.resolver" in str(error.value) and "@gateway.resolver" not in error.value.agent_message
+    assert "failed closed: it could not be evaluated" in error.value.agent_message
+    assert runs == {}
