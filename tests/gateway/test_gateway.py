@@ -140,7 +140,7 @@ def test_internal_errors_deny_without_telling_the_model_python_details(
         raise RuntimeError("bundle cache is corrupt at 0x7f00")
 
     monkeypatch.setattr(gw.policy, "current", broken)
-    with pytest.raises(ToolDenied, match="an internal error prevented a decision") as error:
+    with pytest.raises(ToolDenied, match="internal error while deciding: RuntimeError") as error:  # for developers
         gw.call("crm.lookup", {"customer_id": "c"}, principal=SUPPORT)
     assert "RuntimeError" not in error.value.agent_message and "0x7f00" not in error.value.agent_message
     record = _records(gw)[-1]

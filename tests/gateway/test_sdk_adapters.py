@@ -234,7 +234,7 @@ def test_a_failing_tool_reads_as_today_and_bad_input_is_a_type_error(make_gatewa
         run_openai_tool_calls(gw, 42, principal=SUPPORT)
 
 
-def test_failure_details_reach_the_developer_never_the_model(make_gateway: Factory) -> None:
+def test_failure_details_reach_the_developer_never_the_model(make_gateway: Factory, monkeypatch: Any) -> None:
     gw, runs = make_gateway()
 
     @gw.resolver("order")
@@ -248,7 +248,14 @@ def test_failure_details_reach_the_developer_never_the_model(make_gateway: Facto
     with pytest.raises(ToolDenied, match="hunter2"):  # the Python caller still sees what failed
         gw.call("orders.cancel", {"order_id": "o1"}, principal=SUPPORT)
     lookup = [{"id": "c2", "function": {"name": "crm_lookup", "arguments": '{"customer_id": "c1"}'}}]
-    (internal,) = run_openai_tool_calls(gw, lookup, principal=12345)  # an internal error while deciding
+    with pytest.raises(TypeError, match="principal must be"):  # a developer's mistake raises, never a reply
+        run_openai_tool_calls(gw, lookup, principal=12345)  # type: ignore[arg-type]
+
+    def corrupt() -> None:
+        raise RuntimeError("bundle cache is corrupt")
+
+    monkeypatch.setattr(gw.policy, "current", corrupt)
+    (internal,) = run_openai_tool_calls(gw, lookup, principal=SUPPORT)  # an internal error while deciding
     assert internal["content"] == (
         "Error: Tool call 'crm.lookup' was denied by policy: the gateway could not decide it. Do not retry it."
     )
