@@ -1,11 +1,14 @@
-"""Gateway overhead: (a) in-process call path with a 1,000-rule bundle and the audit on, (b) MCP proxy vs direct.
+"""Gateway overhead: (a) in-process call path with a 1,000-rule bundle and the audit on, (b) throughput as callers
+are added, (c) MCP proxy vs direct.
 
 Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call, for the default
-(crash-safe, one commit per call) setting, the power-loss-safe one, and write-ahead (decision committed before the
-tool runs: two commits). (b) runs a real upstream MCP server (streamable HTTP) and the
-gateway proxy in front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients.
+(crash-safe) durability and the power-loss-safe one; both commit the allow decision before the tool runs and the
+outcome after it (two commits per call). (b) runs the default setting with 1, 4 and 16 threads sharing one gateway,
+and 1 and 4 processes sharing one SQLite database, for a fixed time each. (c) runs a real upstream MCP server
+(streamable HTTP) and the gateway proxy in front of it, and drives both with the official MCP client at 1, 8 and 32
+concurrent clients.
 
-    python bench/gateway.py [--calls 5000] [--mcp-calls 300] [--skip-mcp]
+    python bench/gateway.py [--calls 5000] [--seconds 3] [--mcp-calls 300] [--skip-mcp]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -51,13 +55,21 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-IN_PROCESS_SETTINGS = (  # the default first: crash-safe, one commit per allowed call, records sealed, plain SHA-256
-    {"durability": "process", "write_ahead": False, "keyed": False},
-    {"durability": "power", "write_ahead": False, "keyed": False},
-    {"durability": "process", "write_ahead": True, "keyed": False},
-    {"durability": "process", "write_ahead": False, "keyed": True},  # HMAC-SHA-256 chain key
+IN_PROCESS_SETTINGS: tuple[dict[str, Any], ...] = (  # the default first: crash-safe, plain SHA-256 chain
+    {"durability": "process", "stateful": False, "keyed": False, "commits_per_call": 2},
+    {"durability": "power", "stateful": False, "keyed": False, "commits_per_call": 2},
+    {"durability": "process", "stateful": True, "keyed": False, "commits_per_call": 3},  # + the state section
+    {"durability": "process", "stateful": False, "keyed": True, "commits_per_call": 2},  # HMAC-SHA-256 chain key
 )
 AUDIT_KEY = "bench:" + "k" * 40
+# added for the stateful setting: decided twice, the second time inside the state section, and reserved there
+STATEFUL_RULE = "deny svc7.op when sum of amount over svc7.op in the last 1 hour per user plus amount exceeds 10000.\n"
+ARGS = {"customer": "c-42", "amount": 50.0, "region": "eu"}
+WHO = {"id": "alice", "roles": ["role0"]}
+
+
+def op(customer: str, amount: float, region: str = "eu") -> dict[str, Any]:
+    return {"customer": customer, "amount": amount}
 
 
 def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
@@ -66,21 +78,18 @@ def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
     from agentcore import Gateway
     from agentcore.gateway import ChainKeys
 
-    def op(customer: str, amount: float, region: str = "eu") -> dict[str, Any]:
-        return {"customer": customer, "amount": amount}
-
-    args = {"customer": "c-42", "amount": 50.0, "region": "eu"}
-    who = {"id": "alice", "roles": ["role0"]}
+    args, who = ARGS, WHO
     clock = time.perf_counter_ns
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "bench.policy").write_text(bundle())
+        (Path(tmp) / "stateful.policy").write_text(bundle() + STATEFUL_RULE)
         gateways = []
         for n, setting in enumerate(IN_PROCESS_SETTINGS):
+            policy = Path(tmp) / ("stateful.policy" if setting["stateful"] else "bench.policy")
             gw = Gateway(
-                Path(tmp) / "bench.policy",
+                policy,
                 database=str(Path(tmp) / f"bench{n}.db"),
-                durability=setting["durability"],  # type: ignore[arg-type]
-                write_ahead=bool(setting["write_ahead"]),
+                durability=setting["durability"],
                 audit_key=ChainKeys.parse(AUDIT_KEY, "bench") if setting["keyed"] else None,
             )
             gw.tool(op, name="svc7.op")
@@ -91,12 +100,13 @@ def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
         gated: list[list[int]] = [[] for _ in gateways]
         for _ in range(rounds):
             for n, gw in enumerate(gateways):
-                for _ in range(max(1, calls // rounds)):
+                for i in range(max(1, calls // rounds)):
+                    caller = {"id": f"user{i}", "roles": ["role0"]}  # short histories: the section, not the scan
                     start = clock()
                     op(**args)
                     direct[n].append(clock() - start)
                     start = clock()
-                    gw.call("svc7.op", args, principal=who)
+                    gw.call("svc7.op", args, principal=caller if IN_PROCESS_SETTINGS[n]["stateful"] else who)
                     gated[n].append(clock() - start)
         for gw in gateways:
             assert gw.audit.verify().ok
@@ -108,13 +118,83 @@ def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
         results.append(
             {
                 **setting,
-                "commits_per_call": 2 if setting["write_ahead"] else 1,
                 "calls": len(gated_ns),
                 "p50_us": round(percentile(overhead, 0.50), 1),
                 "p99_us": round(percentile(overhead, 0.99), 1),
                 "direct_p50_us": round(base / 1000, 2),
             }
         )
+    return results
+
+
+def _loop(gw: Any, until: float, latencies: list[float]) -> None:
+    """Call until the deadline (a shared one: every caller measures the same stretch of time)."""
+    clock = time.perf_counter
+    while (start := clock()) < until:
+        gw.call("svc7.op", ARGS, principal=WHO)
+        latencies.append(clock() - start)
+
+
+def _summary(latencies: list[float], seconds: float) -> dict[str, Any]:
+    return {
+        "calls_per_s": round(len(latencies) / seconds),
+        "p50_us": round(percentile(latencies, 0.5) * 1e6, 1),
+        "p99_us": round(percentile(latencies, 0.99) * 1e6, 1),
+    }
+
+
+def _gateway(folder: Path, database: Path) -> Any:
+    from agentcore import Gateway
+
+    gw = Gateway(folder / "bench.policy", database=str(database))
+    gw.tool(op, name="svc7.op")
+    for _ in range(200):  # warm up: plans cached, connection open
+        gw.call("svc7.op", ARGS, principal=WHO)
+    return gw
+
+
+def worker(folder: str, database: str, start: float, seconds: float) -> None:
+    """One process of the multi-process run: prints its latencies (seconds) as one JSON list."""
+    gw = _gateway(Path(folder), Path(database))
+    latencies: list[float] = []
+    time.sleep(max(0.0, start - time.time()))
+    _loop(gw, time.perf_counter() + seconds, latencies)
+    gw.close()
+    print(json.dumps(latencies))
+
+
+def throughput(seconds: float) -> dict[str, Any]:
+    """Calls/s of the default setting as callers are added: threads on one gateway, processes on one database."""
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "bench.policy").write_text(bundle())
+        gw = _gateway(folder, folder / "threads.db")
+        for n in (1, 4, 16):
+            per_thread: list[list[float]] = [[] for _ in range(n)]
+            until = time.perf_counter() + seconds
+            threads = [threading.Thread(target=_loop, args=(gw, until, lat)) for lat in per_thread]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            results[f"threads_{n}"] = _summary([x for lat in per_thread for x in lat], seconds)
+        assert gw.audit.verify().ok
+        gw.close()
+        database = folder / "processes.db"
+        _gateway(folder, database).close()  # the schema, once
+        for n in (1, 4):
+            start = time.time() + 3 + n  # after every interpreter has started and warmed up
+            argv = [sys.executable, __file__, "--worker", str(folder), str(database), str(start), str(seconds)]
+            procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(n)]
+            latencies = [x for proc in procs for x in json.loads(proc.communicate(timeout=300)[0])]
+            results[f"processes_{n}"] = _summary(latencies, seconds)
+    one_thread, one_process = results["threads_1"]["calls_per_s"], results["processes_1"]["calls_per_s"]
+    results["ratios"] = {
+        "threads_4_vs_1": round(results["threads_4"]["calls_per_s"] / one_thread, 2),
+        "threads_16_vs_1": round(results["threads_16"]["calls_per_s"] / one_thread, 2),
+        "processes_4_vs_1": round(results["processes_4"]["calls_per_s"] / one_process, 2),
+    }
     return results
 
 
@@ -236,8 +316,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--mcp-calls", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=3.0, help="duration of each throughput run")
     parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)  # one process of the multi-process run
     options = parser.parse_args()
+    if options.worker:
+        folder, database, start, seconds = options.worker
+        worker(folder, database, float(start), float(seconds))
+        return
     report: dict[str, Any] = {
         "bench": "gateway",
         "machine": {
@@ -249,8 +336,16 @@ def main() -> None:
         "rules": 1000,
         "python_speed_us_at_start": python_speed_us(),  # the same work takes longer when the host is busy
         "in_process": in_process(options.calls),
-        "targets": {"in_process_p50_us": 100, "in_process_p99_us": 350, "mcp_added_p50_ms": 2},
+        "targets": {
+            "in_process_p50_us": 100,
+            "in_process_p99_us": 350,
+            "threads_4_and_16_vs_1": 1.0,
+            "processes_4_vs_1": 2.0,
+            "mcp_added_p50_ms": 2,
+        },
     }
+    if not options.skip_throughput:
+        report["throughput"] = throughput(options.seconds)
     if not options.skip_mcp:
         report["mcp_proxy"] = mcp_proxy(options.mcp_calls)
     report["python_speed_us_at_end"] = python_speed_us()

@@ -5,7 +5,7 @@ scores come from the caller (the gateway) through this protocol. Any exception r
 from :meth:`DecisionContext.resolve`, makes the condition that needed it *unevaluable*: a deny rule then matches
 and an allow rule does not (fail closed), and the decision's ``errors`` say why.
 
-History methods count only calls that were allowed **and executed** (the gateway records a call after it ran).
+History methods count only calls that were allowed (the gateway reserves a call atomically with its decision).
 ``actions`` are glob patterns (``fnmatch``: ``crm.*``); ``scope`` is one of :class:`Scope` and ``key`` the
 principal id, agent id, session id or tenant of the current request for that scope.
 """

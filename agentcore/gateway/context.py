@@ -2,17 +2,20 @@
 
 The policy engine asks; this answers from persisted state so that every gateway process sees the same history.
 Missing resolvers/detectors/ledger raise, which the engine turns into fail-closed decisions; so does a resolver
-that misses its deadline.
+that misses its deadline. A call under a stateful bundle is decided twice: once outside the state lock (resolvers
+and detectors run there, and are remembered), then again inside it over the locked history, reusing what they
+returned.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from agentcore.gateway.state import StateStore
+from agentcore.gateway.state import StateStore, StateView
 from agentcore.policies.context import CallHistoryContext, Scope, action_matches
 from agentcore.policies.values import Unevaluable
 
@@ -44,8 +47,37 @@ class GatewayContext(CallHistoryContext):
         # A resolver that hangs keeps its thread (Python cannot stop one); once every thread hangs, further
         # lookups wait in the queue, miss their deadline and fail closed too.
         self._resolvers = concurrent.futures.ThreadPoolExecutor(32, thread_name_prefix="agentcore-resolver")
+        self._history: StateStore | StateView = store
+        self._memo: dict[tuple[str, str, str], Any] | None = None
+
+    def for_call(self) -> GatewayContext:
+        """A context for one call that remembers what resolvers and detectors returned."""
+        call = copy.copy(self)
+        call._memo = {}
+        return call
+
+    def over(self, view: StateView) -> GatewayContext:
+        """The same call's context reading the history inside an atomic section."""
+        bound = copy.copy(self)
+        bound._history = view
+        return bound
 
     def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
+        found: Mapping[str, Any] | None = self._remembered("resolve", entity, key, self._resolve_in_time)
+        return found
+
+    def detect(self, detector: str, text: str) -> float:
+        return float(self._remembered("detect", detector, text, super().detect))
+
+    def _remembered(self, kind: str, name: str, key: Any, compute: Callable[[str, Any], Any]) -> Any:
+        if self._memo is None:
+            return compute(name, key)
+        slot = (kind, name, repr(key))
+        if slot not in self._memo:
+            self._memo[slot] = compute(name, key)
+        return self._memo[slot]
+
+    def _resolve_in_time(self, entity: str, key: Any) -> Mapping[str, Any] | None:
         """The resolver's answer within ``resolver_timeout_s``; later than that the condition is unevaluable."""
         lookup = self._resolvers.submit(super().resolve, entity, key)
         try:
@@ -64,7 +96,7 @@ class GatewayContext(CallHistoryContext):
     ) -> list[tuple[float, Mapping[str, Any]]]:
         return [
             (c.ts, c.args)
-            for c in self.store.calls(scope, key, start)
+            for c in self._history.calls(scope, key, start)
             if c.ts <= end and action_matches(c.tool, actions)
         ]
 

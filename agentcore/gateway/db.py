@@ -111,10 +111,10 @@ class Database:
             self._raw = raw
         return self._raw.driver_connection
 
-    def write(self, lock_key: str) -> _WriteTransaction:
-        """``with db.write(key) as cursor``: a serialised write transaction; ``lock_key`` scopes the PostgreSQL
-        advisory lock. Commits on success, rolls back on any exception."""
-        return _WriteTransaction(self, lock_key)
+    def write(self, *lock_keys: str) -> _WriteTransaction:
+        """``with db.write(key, ...) as cursor``: a serialised write transaction; on PostgreSQL it holds an
+        advisory lock per key (taken in one global order). Commits on success, rolls back on any exception."""
+        return _WriteTransaction(self, lock_keys)
 
     def execute_alone(self, statement: str, params: Sequence[Any]) -> None:
         """One statement as its own transaction: the cheapest durable write (on SQLite, one autocommit step)."""
@@ -134,12 +134,13 @@ class Database:
             self._cursor = self._connection().cursor()  # one cursor for every write: the lock serialises them
         return self._cursor
 
-    def _begin(self, lock_key: str) -> Any:
+    def _begin(self, lock_keys: tuple[str, ...]) -> Any:
         cursor = self._writer()
         if self.backend == "sqlite":
             cursor.execute("BEGIN IMMEDIATE")
         else:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id(lock_key),))
+            for lock_id in sorted({_lock_id(key) for key in lock_keys}):
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", (lock_id,))
         return cursor
 
     def _commit(self) -> None:
@@ -222,19 +223,19 @@ class Database:
 
 class _WriteTransaction:
     """The context manager behind :meth:`Database.write`: a class rather than a generator because gateway calls go
-    through it (rate-limit reservations, write-ahead and locked audit appends), and a generator-based one costs
+    through it (state sections and locked audit appends), and a generator-based one costs
     several microseconds more each time."""
 
-    __slots__ = ("db", "lock_key")
+    __slots__ = ("db", "lock_keys")
 
-    def __init__(self, db: Database, lock_key: str) -> None:
+    def __init__(self, db: Database, lock_keys: tuple[str, ...]) -> None:
         self.db = db
-        self.lock_key = lock_key
+        self.lock_keys = lock_keys
 
     def __enter__(self) -> Any:
         self.db.lock.acquire()
         try:
-            return self.db._begin(self.lock_key)
+            return self.db._begin(self.lock_keys)
         except BaseException:
             self._abort()
             raise

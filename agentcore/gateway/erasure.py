@@ -13,15 +13,16 @@ import json
 import logging
 
 from pydantic import BaseModel
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
 from agentcore.gateway.approvals import ApprovalRow
 from agentcore.gateway.db import Database
 from agentcore.gateway.sealing import Sealer
-from agentcore.gateway.state import CallRow, ReservationRow
+from agentcore.gateway.state import CallRow
 
 log = logging.getLogger(__name__)
-_TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_reservations", "gateway_approvals")
+_TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_approvals")
+_LEGACY_RESERVATIONS = "gateway_reservations"  # rate-limit buckets of earlier gateways; their names hold user ids
 
 
 class ForgetReport(BaseModel):
@@ -37,14 +38,16 @@ def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> 
     if not isinstance(subject, str) or not subject:
         raise ValueError("forget needs a non-empty subject id")
     sealer = sealer or Sealer(db)
-    db.create([CallRow, ReservationRow, ApprovalRow])
+    db.create([CallRow, ApprovalRow])
+    legacy = inspect(db.engine).has_table(_LEGACY_RESERVATIONS)
     with db.write("gateway_audit") as cur:
         keys = sealer.forget(subject, cur)
         cur.execute(db.sql('DELETE FROM gateway_calls WHERE "user" = ?'), (subject,))
         calls = int(cur.rowcount)
-        cur.execute("SELECT DISTINCT bucket FROM gateway_reservations")
-        named = [(b,) for (b,) in cur.fetchall() if f"|user|{subject}|" in b]  # rule|scope|key|window|limit
-        cur.executemany(db.sql("DELETE FROM gateway_reservations WHERE bucket = ?"), named)
+        if legacy:
+            cur.execute("SELECT DISTINCT bucket FROM gateway_reservations")
+            named = [(b,) for (b,) in cur.fetchall() if f"|user|{subject}|" in b]  # rule|scope|key|window|limit
+            cur.executemany(db.sql("DELETE FROM gateway_reservations WHERE bucket = ?"), named)
         cur.execute("SELECT id, principal, decided_by FROM gateway_approvals")
         rows = cur.fetchall()
         requested = [(r[0],) for r in rows if json.loads(r[1]).get("id") == subject]
@@ -63,5 +66,5 @@ def _leave_no_copies(db: Database) -> None:
             log.warning("WAL checkpoint was blocked by a reader; deleted keys stay in the WAL until the next one")
         return
     with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        for table in _TABLES:
+        for table in _TABLES + ((_LEGACY_RESERVATIONS,) if inspect(db.engine).has_table(_LEGACY_RESERVATIONS) else ()):
             conn.execute(text(f"VACUUM {table}"))

@@ -85,6 +85,28 @@ class ToolExecutionError(GatewayError):
         super().__init__(f"tool {tool!r} failed: {detail}")
 
 
+class StateUnavailable(GatewayError):
+    """The state store could not give a consistent answer (a lock not obtained, a clock that went backwards);
+    the call was denied before it ran."""
+
+
+class OutcomeNotRecorded(GatewayError):
+    """The tool RAN, but its outcome could not be recorded. ``result`` holds what it returned (redacted), or
+    ``error`` why it failed. The audit keeps the call as started, outcome unknown, until the gateway records the
+    outcome on a later write or at ``close()``. Do not retry: a retry repeats the side effect."""
+
+    def __init__(self, tool: str, *, audit_id: str, result: Any = None, error: str | None = None) -> None:
+        self.tool = tool
+        self.audit_id = audit_id
+        self.result = result
+        self.error = error
+        ran = f"ran and failed ({error})" if error else "ran"
+        super().__init__(
+            f"tool call {tool!r} {ran}, but its outcome could not be recorded yet (call {audit_id}); "
+            "the result is attached. Do not retry it: the call has already taken effect."
+        )
+
+
 def _denied(tool: str, texts: Sequence[str]) -> str:
     return f"Tool call {tool!r} was denied by policy: " + "; ".join(texts) + ". Do not retry it."
 

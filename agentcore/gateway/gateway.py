@@ -1,9 +1,13 @@
 """The Gateway: every tool call is resolved, validated, decided, (approved,) executed, redacted and audited.
 
 Order follows DESIGN.md §2. Anything that goes wrong before execution denies the call (fail closed) and is
-audited. An allowed call is one audit record (decision and outcome) committed after the tool returns and before
-the caller gets the result; with ``write_ahead=True`` the decision is also committed before the tool runs, so
-that a call cut short by a crash of the process still shows up as allowed and started.
+audited. No tool runs before its allow decision is committed (a ``decision`` record, outcome ``started``); its
+outcome is a second record, committed before the caller gets the result. An outcome that cannot be recorded
+waits in memory and is appended on the next write or at ``close()``; the caller gets
+:class:`OutcomeNotRecorded` with the result, never a bare database error that invites a retry.
+
+Under a bundle with stateful rules the decision is taken again inside the state store's atomic section for the
+call's keys, and the call is reserved in the history there, before it runs (see :mod:`.state`).
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import concurrent.futures
 import functools
 import logging
 import reprlib
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,21 +41,23 @@ from agentcore.gateway.errors import (
     ApprovalError,
     ApprovalRequired,
     GatewayError,
+    OutcomeNotRecorded,
     ToolArgumentError,
     ToolDenied,
     ToolExecutionError,
     UnknownToolError,
 )
-from agentcore.gateway.history import reads_history
+from agentcore.gateway.history import history_scopes
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal, principal_fields
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
 from agentcore.gateway.schema import ensure_schema
-from agentcore.gateway.state import CallRecord, SqlStateStore, open_store
+from agentcore.gateway.state import CallRecord, StateKeys, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import annotate_span
+from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
 
@@ -78,8 +87,9 @@ class _Plan:
     kwargs: dict[str, Any]
     request: Request
     redaction: Redaction
-    detail: dict[str, Any]  # the decision's audit detail, recorded with the outcome
+    detail: dict[str, Any]  # the decision's audit detail
     approval_id: str | None = None
+    reserved: CallRecord | None = None  # its place in the history of stateful rules, given back if it fails
 
 
 class Gateway:
@@ -90,8 +100,7 @@ class Gateway:
     where stateful rules keep counts (default the database; ``redis://...`` for several processes).
     ``ledger``: the accel cost ledger that budget rules (``accelerator spend of user today``) read.
     ``durability``: ``"process"`` (default) audit records survive a crash of the process, ``"power"`` also a
-    power loss (fsync per commit). ``write_ahead``: also commit each allowed decision before the tool runs (a
-    second commit per call) for tools whose side effects must be traceable even when the process dies mid-call.
+    power loss (fsync per commit). Either way an allowed decision is committed before its tool runs.
     ``audit_key``: the chain's HMAC keys (key file path, ``ChainKeys`` or a callback; default
     ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
     or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
@@ -108,7 +117,6 @@ class Gateway:
         database: str | None = None,
         state: str | None = None,
         durability: Durability = "process",
-        write_ahead: bool = False,
         mode: Mode = "enforce",
         approval_mode: ApprovalMode = "raise",
         approval_ttl_s: float = 86400.0,
@@ -133,7 +141,6 @@ class Gateway:
         self.name = name
         self.mode: Mode = mode
         self.approval_mode: ApprovalMode = approval_mode
-        self.write_ahead = write_ahead
         self.approval_ttl_s = approval_ttl_s
         self.approval_timeout_s = approval_timeout_s
         self.limits = limits or ArgumentLimits()
@@ -151,6 +158,8 @@ class Gateway:
             self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
         self.approvals = Approvals(self)
+        self._pending: deque[Callable[[], Any]] = deque()  # outcome writes the database refused, oldest first
+        self._pending_lock = threading.Lock()
         self._publish(self.policy.status)
 
     def _publish(self, status: PolicyStatus) -> None:
@@ -313,7 +322,10 @@ class Gateway:
             tool, kwargs, request = self._request(name, args, principal, agent, session, tenant)
             event.update(principal=request.principal.id, agent=request.agent.id, session=request.context.session_id,
                          tenant=request.context.tenant)  # fmt: skip
-            decision = self.policy.current().decide(request, self.context)
+            engine = self.policy.current()
+            scopes = history_scopes(engine)
+            context = self.context.for_call() if scopes else self.context
+            decision = engine.decide(request, context)
         except (UnknownToolError, ToolArgumentError, ToolDenied, _CallerMistake) as exc:
             self._record(event, "deny", "invalid", {"error": str(exc), "args": _preview(args)})
             if isinstance(exc, _CallerMistake):
@@ -325,11 +337,24 @@ class Gateway:
             interrupted = {"error": f"interrupted by {type(exc).__name__}", "args": _preview(args)}
             self._record(event, "deny", "error", interrupted)
             raise
+        reserved: CallRecord | None = None
         try:
-            return self._apply(event, tool, kwargs, request, decision, approved)
-        except GatewayError:
-            raise
-        except Exception as exc:  # state store or approval store unavailable: deny, never run unchecked
+            if scopes and self._runs(decision, approved):
+                keys = {scope: key for scope in scopes if (key := scope_key(request, scope)) is not None}
+                request, decision, reserved = self._decide_atomically(
+                    engine, context, request, call_id=event["call_id"], tool=tool, approved=approved, keys=keys
+                )
+            plan = self._apply(event, tool, kwargs, request, decision, approved)
+            if isinstance(plan, _Plan):  # durable before it runs; if this commit fails, nothing runs
+                self._record(event, "allow", "started", plan.detail)
+                plan.reserved = reserved
+            return plan
+        except BaseException as exc:
+            if reserved is not None:
+                self._release(reserved)
+            if isinstance(exc, ToolDenied) or not isinstance(exc, Exception):
+                raise
+            # state store, approval store or audit database unavailable: deny, never run unchecked
             raise self._fail_closed(event, exc, args) from exc
 
     @staticmethod
@@ -390,10 +415,56 @@ class Gateway:
         except Exception:
             return []
 
+    def _runs(self, decision: Decision, approved: Approval | None) -> bool:
+        """Will the call execute if nothing else goes wrong? (In monitor mode every call does.)"""
+        effect = decision.effect
+        return self.mode == "monitor" or effect is Effect.ALLOW or (effect is Effect.NEEDS_APPROVAL and bool(approved))
+
+    def _decide_atomically(
+        self,
+        engine: PolicyEngine,
+        context: GatewayContext,
+        request: Request,
+        *,
+        call_id: str,
+        tool: Tool,
+        approved: Approval | None,
+        keys: StateKeys,
+    ) -> tuple[Request, Decision, CallRecord | None]:
+        """Decide again over the locked history of the call's state keys (of the scopes the bundle reads), at the
+        store's time, and reserve the call there when it will run: check and reservation are one atomic step."""
+        with self.store.atomic(keys) as view:
+            at = datetime.fromtimestamp(view.now, tz=UTC)
+            request = request.model_copy(update={"context": request.context.model_copy(update={"time": at})})
+            decision = engine.decide(request, context.over(view))
+            if not self._runs(decision, approved):
+                return request, decision, None
+            call = CallRecord(
+                call_id=call_id,
+                ts=view.now,
+                tool=tool.name,
+                user=request.principal.id,
+                agent=request.agent.id,
+                session=request.context.session_id,
+                tenant=request.context.tenant,
+                args=request.args,
+            )
+            view.reserve(call)
+        return request, decision, call
+
+    def _release(self, call: CallRecord) -> None:
+        try:
+            self.store.release(call)
+        except Exception:  # the call did not run; it counts against its caps until the store takes the release
+            log.exception("gateway: could not release the reservation of call %s", call.call_id)
+
     def _fail_closed(self, event: dict[str, Any], exc: Exception, args: Any) -> ToolDenied:
         log.exception("gateway: error while deciding %s", event["tool"])
         reason = f"internal error while deciding: {type(exc).__name__}: {exc}"
-        self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
+        try:
+            self._record(event, "deny", "error", {"error": reason, "args": _preview(args)})
+        except Exception:  # the audit database is down too: still deny (nothing ran), loudly in the log
+            log.exception("gateway: could not audit the denial of call %s", event["call_id"])
         return ToolDenied(event["tool"], [reason], audit_id=event["call_id"], internal=True)
 
     def _apply(
@@ -453,29 +524,9 @@ class Gateway:
         except Exception as exc:  # an obligation we cannot honour denies the call
             self._record(event, "deny", "error", {**detail, "error": f"bad redaction obligation: {exc}"})
             raise ToolDenied(request.action, [f"result redaction cannot be applied: {exc}"]) from exc
-        self._reserve(event, decision, detail)
-        if self.write_ahead:
-            self._record(event, "allow", None, detail)
         annotate_span(request.action, "allow", decision)
         approval_id = approved.id if approved else None
         return _Plan(event, tool, kwargs, request, redaction, detail, approval_id)
-
-    def _reserve(self, event: dict[str, Any], decision: Decision, detail: dict[str, Any]) -> None:
-        """Atomic check-and-reserve for every matched rate limit; all or nothing (monitor mode only logs)."""
-        taken: list[str] = []
-        for limit in decision.obligations.rate_limits:
-            bucket = f"{limit.rule_id}|{limit.scope}|{limit.key}|{limit.window_seconds:g}|{limit.limit}"
-            if self.store.reserve(bucket, limit.limit, limit.window_seconds, event["call_id"]):
-                taken.append(bucket)
-                continue
-            text = f"rate limit {limit.rule_id}: {limit.limit} calls per {limit.window_seconds:g}s per {limit.scope}"
-            if self.mode == "monitor":
-                self._record(event, "would_deny", "allowed_by_monitor", {**detail, "rate_limit": text}, mode="monitor")
-                continue
-            for done in taken:
-                self.store.release(done, event["call_id"])
-            self._record(event, "deny", "denied", {**detail, "rate_limit": text})
-            raise ToolDenied(event["tool"], [text], audit_id=event["call_id"])
 
     # ---- execution -------------------------------------------------------------------------------------------
     def _run_sync(self, plan: _Plan) -> Any:
@@ -507,51 +558,47 @@ class Gateway:
         return self._complete(plan, result, None, started)
 
     def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
-        """Record the outcome (state, audit, approval), redact, and return or raise.
-
-        Without write-ahead the outcome record also carries the decision (effect ``allow``, args, reasons).
-        """
-        request, event = plan.request, plan.event
-        effect = None if self.write_ahead else "allow"
-        detail: dict[str, Any] = {} if self.write_ahead else dict(plan.detail)
-        detail["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        """Redact, record the outcome (and the approval's), then return the result or raise why not."""
+        detail: dict[str, Any] = {"duration_ms": round((time.perf_counter() - started) * 1000, 3)}
         if error is not None:
             timed_out = isinstance(error, TimeoutError | asyncio.TimeoutError | concurrent.futures.TimeoutError)
             outcome = "timeout" if timed_out else "error"
             message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
             if plan.redaction:  # error text is tool output too: it reaches the caller, a model, the audit
                 message, detail["redacted"] = plan.redaction.message(message, type(error).__name__)
-            self._record(event, effect, outcome, {**detail, "error": message}, kind="execution")
-            if plan.approval_id:
-                self.approvals.store.finish(plan.approval_id, ok=False, result={"error": message})
+            recorded = self._finish(plan, outcome, {**detail, "error": message}, {"error": message})
+            if plan.reserved is not None:  # failed calls do not count; the audit first, then the state store
+                self._release(plan.reserved)
             if not isinstance(error, Exception):
                 raise error
-            if detail.get("redacted"):  # nor in a logged traceback of the caller's
-                raise ToolExecutionError(plan.tool.name, message) from None
-            raise ToolExecutionError(plan.tool.name, message) from error
-        also = None
-        if reads_history(self.policy.current()):  # else nothing in the bundle reads call history
-            call = CallRecord(
-                call_id=event["call_id"],
-                ts=request.context.time.timestamp(),
-                tool=plan.tool.name,
-                user=request.principal.id,
-                agent=request.agent.id,
-                session=request.context.session_id,
-                tenant=request.context.tenant,
-                args=request.args,
-            )
-            if isinstance(self.store, SqlStateStore) and self.store.db is self.db:
-                also = functools.partial(self.store.insert, call=call)  # one commit for history + audit
-            else:
-                self.store.record(call)
+            cause = None if detail.get("redacted") else error  # nor in a logged traceback of the caller's
+            if not recorded:
+                raise OutcomeNotRecorded(plan.tool.name, audit_id=plan.event["call_id"], error=message) from cause
+            raise ToolExecutionError(plan.tool.name, message) from cause
         if plan.redaction:
-            result, counts = plan.redaction.apply(result)
-            detail["redacted"] = counts
-        self._record(event, effect, "ok", detail, kind="execution", also=also)
-        if plan.approval_id:
-            self.approvals.store.finish(plan.approval_id, ok=True, result=result)
+            try:
+                result, detail["redacted"] = plan.redaction.apply(result)
+            except Exception as exc:  # the result is withheld: handing it over unredacted would break the policy
+                message = f"result redaction failed: {type(exc).__name__}: {exc}"
+                self._finish(plan, "error", {**detail, "error": message}, {"error": message})
+                raise ToolExecutionError(
+                    plan.tool.name, "it ran, but its result could not be redacted and is withheld; do not retry it"
+                ) from exc
+        if not self._finish(plan, "ok", detail, result):
+            raise OutcomeNotRecorded(plan.tool.name, audit_id=plan.event["call_id"], result=result)
         return result
+
+    def _finish(self, plan: _Plan, outcome: str, detail: dict[str, Any], result: Any) -> bool:
+        """Record an executed call's outcome (and settle its approval), after any earlier outcome still waiting;
+        False when the database refused it: the writes wait in memory, in order, for the next attempt."""
+        record = AuditEvent(kind="execution", outcome=outcome, mode=self.mode, detail=detail, **plan.event)
+        writes: list[Callable[[], Any]] = [functools.partial(self.audit.append, record)]
+        if plan.approval_id:
+            settle = self.approvals.store.finish
+            writes.append(functools.partial(settle, plan.approval_id, ok=outcome == "ok", result=result))
+        with self._pending_lock:
+            self._pending.extend(writes)
+        return self.record_pending_outcomes() == 0
 
     def _record(
         self,
@@ -562,16 +609,36 @@ class Gateway:
         *,
         kind: str = "decision",
         mode: str | None = None,
-        also: Callable[[Any], None] | None = None,
     ) -> None:
-        record = AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
-        self.audit.append(record, also=also)
+        self._append(
+            AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
+        )
+
+    def _append(self, record: AuditEvent) -> None:
+        if self._pending:
+            self.record_pending_outcomes()
+        self.audit.append(record)
+
+    def record_pending_outcomes(self) -> int:
+        """Make the outcome writes the database refused earlier, oldest first; return how many still wait (their
+        calls stay "started, outcome unknown" in the audit until then). Runs before every audit write too."""
+        with self._pending_lock:
+            try:
+                while self._pending:
+                    self._pending[0]()
+                    self._pending.popleft()
+            except Exception:
+                log.exception("gateway: %d outcome write(s) wait for the database", len(self._pending))
+            return len(self._pending)
 
     def forget(self, subject: str) -> ForgetReport:
         """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`)."""
         return forget_subject(self.db, subject, self.audit.sealer)
 
     def close(self) -> None:
+        if self.record_pending_outcomes():
+            log.error("gateway: closing with %d outcome write(s) not made: their calls stay started, outcome unknown",
+                      len(self._pending))  # fmt: skip
         self._tool_threads.shutdown(wait=False)
         self.context.close()
         self.audit.close()

@@ -1,8 +1,9 @@
-"""Does a bundle read call history? Only then is each executed call written to the state store.
+"""Which call histories does a bundle read? Only for those is a call decided and reserved atomically.
 
-History is read by rate limits, ``count``/``sum`` windows and ``after`` sequence conditions. A bundle without
-them needs no history, and skipping the write keeps the call path at one commit per audit record. (A stateful
-rule added later by hot reload counts calls from that moment on.)
+History is read by rate limits, ``count``/``sum`` windows and ``after`` sequence conditions, each per one scope
+(user, agent, session or tenant). A bundle without them needs no history and no state section; one with them
+locks only the state keys of the scopes it reads. (A stateful rule added later by hot reload counts calls from
+that moment on.)
 """
 
 from __future__ import annotations
@@ -11,20 +12,28 @@ import functools
 from typing import Any
 
 from agentcore.policies.ast import structure
+from agentcore.policies.context import Scope
 from agentcore.policies.engine import PolicyEngine
 
 _HISTORY_NODES = {"count", "sum", "after"}
 
 
-def _mentions_history(data: Any) -> bool:
-    if isinstance(data, dict):
-        return data.get("kind") in _HISTORY_NODES or any(_mentions_history(v) for v in data.values())
+def _scopes_read(data: Any) -> set[str]:
     if isinstance(data, list):
-        return any(_mentions_history(v) for v in data)
-    return False
+        return set().union(*map(_scopes_read, data))
+    if not isinstance(data, dict):
+        return set()
+    found = {data["scope"]} if data.get("kind") in _HISTORY_NODES else set()
+    return found.union(*map(_scopes_read, data.values()))
 
 
 @functools.lru_cache(maxsize=16)
-def reads_history(engine: PolicyEngine) -> bool:
-    """True when any rule of the engine's bundle is a limit or has a count/sum/after condition."""
-    return any(rule.kind == "limit" or _mentions_history(structure(rule.rule)) for rule in engine.bundle.rules)
+def history_scopes(engine: PolicyEngine) -> frozenset[Scope]:
+    """The scopes whose history the engine's bundle reads: of its limits and count/sum/after conditions."""
+    found: set[str] = set()
+    for rule in engine.bundle.rules:
+        data = structure(rule.rule)
+        if rule.kind == "limit":
+            found.add(data["limit"]["scope"])
+        found |= _scopes_read(data)
+    return frozenset(map(Scope, found))

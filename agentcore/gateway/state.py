@@ -1,15 +1,24 @@
-"""State for stateful rules: the history of executed calls and atomic rate-limit reservations.
+"""State for stateful rules: the history of calls, read and reserved in one atomic step per state key.
 
-Two stores share one interface: the database (default; SQLite or PostgreSQL) and Redis (for gateways that run
-as several processes or machines). Reservations are check-and-insert in one atomic step (a serialised write
-transaction, or a Lua script), so N processes hammering a "10 per minute" rule admit exactly 10.
+``limit`` rules, ``count``/``sum`` windows and ``after`` sequences all read the same history. A call is written
+into it (reserved) *before* it runs, inside the same atomic section that read the history for its decision, so N
+concurrent calls that would each pass alone never together exceed a cap. The section is per state key (the
+caller's user, agent, session and tenant): SQLite serialises it with ``BEGIN IMMEDIATE``, PostgreSQL with
+transaction-scoped advisory locks on each key, Redis with a lock key per state key that the commit script checks
+is still held. Time inside a section is the store's clock, one for all its writers: PostgreSQL's
+``clock_timestamp()``, Redis ``TIME``, and on SQLite the host's clock as SQLite reads it (every process sharing
+a SQLite file runs on one host); a timestamp earlier than one already recorded for a key is refused.
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
 import json
+import os
 import time
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -18,11 +27,20 @@ from sqlmodel import Field, SQLModel
 
 from agentcore.gateway import canonical
 from agentcore.gateway.db import Database
+from agentcore.gateway.errors import StateUnavailable
 from agentcore.policies.context import Scope
+
+StateKeys = Mapping[Scope, str]  # the state keys of one call: its user, agent, session and tenant (when known)
+
+
+def _instant(seconds: float) -> float:
+    """Epoch seconds as a decision sees them (a datetime, to the microsecond): a call reserved at ``now`` is then
+    inside the window of a section that starts in the same millisecond, never a rounding error outside it."""
+    return datetime.fromtimestamp(seconds, tz=UTC).timestamp()
 
 
 class CallRecord(BaseModel):
-    """One executed call as stateful rules see it."""
+    """One reserved (then executed) call as stateful rules see it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -40,31 +58,46 @@ class CallRecord(BaseModel):
         return value
 
 
-class StateStore(abc.ABC):
-    """History of executed calls per user/agent/session/tenant, and rate-limit buckets."""
+class StateView(abc.ABC):
+    """The history as seen inside an atomic section: consistent reads, the store's clock, reservations."""
 
-    @abc.abstractmethod
-    def record(self, call: CallRecord) -> None:
-        """Remember an executed call."""
+    now: float  # epoch seconds by the store's clock, fixed for the section
 
     @abc.abstractmethod
     def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
-        """Executed calls of ``key`` (a user id, agent id, ...) after ``since`` (epoch seconds), oldest first."""
+        """Calls of ``key`` after ``since``, oldest first, reservations of running calls included."""
 
     @abc.abstractmethod
-    def reserve(self, bucket: str, limit: int, window_s: float, call_id: str) -> bool:
-        """Atomically: if fewer than ``limit`` reservations exist in the last ``window_s``, add one; say if it did."""
+    def reserve(self, call: CallRecord) -> None:
+        """Add ``call`` to the history; it commits when the section ends without an error."""
+
+
+class StateStore(abc.ABC):
+    """History of calls per user/agent/session/tenant, read outside or inside an atomic section."""
 
     @abc.abstractmethod
-    def release(self, bucket: str, call_id: str) -> None:
-        """Undo a reservation (the call was not executed after all)."""
+    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
+        """Reserved calls of ``key`` (a user id, agent id, ...) after ``since`` (epoch seconds), oldest first."""
+
+    @abc.abstractmethod
+    def atomic(self, keys: StateKeys) -> contextlib.AbstractContextManager[StateView]:
+        """``with store.atomic(keys) as view``: no other section on any of ``keys`` runs until this one ends."""
+
+    @abc.abstractmethod
+    def release(self, call: CallRecord) -> None:
+        """Undo a reservation: the call was denied after all, before it ran."""
+
+    def record(self, call: CallRecord) -> None:
+        """Add ``call`` to the history in a section of its own (tests and imports of past calls)."""
+        with self.atomic({s: k for s in Scope if (k := call.key(s)) is not None}) as view:
+            view.reserve(call)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
 
 class CallRow(SQLModel, table=True):
-    """One executed call; one (scope column, ts) index per scope serves every window query."""
+    """One call; one (scope column, ts) index per scope serves every window query."""
 
     __tablename__ = "gateway_calls"
     __table_args__ = tuple(Index(f"ix_gateway_calls_{s}_ts", s, "ts") for s in ("user", "agent", "session", "tenant"))
@@ -79,86 +112,110 @@ class CallRow(SQLModel, table=True):
     args: str
 
 
-class ReservationRow(SQLModel, table=True):
-    __tablename__ = "gateway_reservations"
-
-    bucket: str = Field(primary_key=True)
-    call_id: str = Field(primary_key=True)
-    ts: float = Field(index=True)
+_COLUMNS = ("call_id", "ts", "tool", "user", "agent", "session", "tenant")
 
 
 class SqlStateStore(StateStore):
-    """State in the gateway database; serialised write transactions make reservations atomic across processes."""
+    """State in the gateway database; a section is one write transaction holding the keys' locks."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        db.create([CallRow, ReservationRow])
+        db.create([CallRow])
         q = db.sql
-        self._insert = q(
-            "INSERT INTO gateway_calls (call_id, ts, tool, user, agent, session, tenant, args) VALUES (?,?,?,?,?,?,?,?)"
-        ).replace(" user,", ' "user",')
+        columns = 'call_id, ts, tool, "user", agent, session, tenant, args'
+        self._insert = q(f"INSERT INTO gateway_calls ({columns}) VALUES (?,?,?,?,?,?,?,?)")
         self._select = {
-            scope: q(
-                'SELECT call_id, ts, tool, "user", agent, session, tenant, args FROM gateway_calls '
-                f'WHERE "{scope.value}" = ? AND ts > ? ORDER BY ts'
-            )
+            scope: q(f'SELECT {columns} FROM gateway_calls WHERE "{scope.value}" = ? AND ts > ? ORDER BY ts')
             for scope in Scope
         }
-        self._expire = q("DELETE FROM gateway_reservations WHERE bucket = ? AND ts <= ?")
-        self._count = q("SELECT COUNT(*) FROM gateway_reservations WHERE bucket = ?")
-        self._reserve = q("INSERT INTO gateway_reservations (bucket, call_id, ts) VALUES (?, ?, ?)")
-        self._release = q("DELETE FROM gateway_reservations WHERE bucket = ? AND call_id = ?")
-
-    def record(self, call: CallRecord) -> None:
-        with self.db.write("gateway_calls") as cur:
-            self.insert(cur, call)
-
-    def insert(self, cur: Any, call: CallRecord) -> None:
-        """Insert within the caller's open transaction (the gateway piggybacks it on the audit commit)."""
-        row = (call.call_id, call.ts, call.tool, call.user, call.agent, call.session, call.tenant)
-        cur.execute(self._insert, (*row, canonical.dumps(call.args)))
+        self._latest = {scope: q(f'SELECT MAX(ts) FROM gateway_calls WHERE "{scope.value}" = ?') for scope in Scope}
+        self._delete = q("DELETE FROM gateway_calls WHERE call_id = ?")
+        self._now = (
+            "SELECT (julianday('now') - 2440587.5) * 86400.0"
+            if db.backend == "sqlite"
+            else "SELECT extract(epoch from clock_timestamp())::float8"
+        )
 
     def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
         with self.db.read() as cur:
-            cur.execute(self._select[scope], (key, since))
-            rows = cur.fetchall()
-        names = ("call_id", "ts", "tool", "user", "agent", "session", "tenant")
-        return [CallRecord(**dict(zip(names, r[:7], strict=True)), args=json.loads(r[7])) for r in rows]
+            return self._rows(cur, scope, key, since)
 
-    def reserve(self, bucket: str, limit: int, window_s: float, call_id: str) -> bool:
-        now = time.time()
-        with self.db.write(bucket) as cur:
-            cur.execute(self._expire, (bucket, now - window_s))
-            cur.execute(self._count, (bucket,))
-            if cur.fetchone()[0] >= limit:
-                return False
-            cur.execute(self._reserve, (bucket, call_id, now))
-        return True
+    def _rows(self, cur: Any, scope: Scope, key: str, since: float) -> list[CallRecord]:
+        cur.execute(self._select[scope], (key, since))
+        return [CallRecord(**dict(zip(_COLUMNS, r[:7], strict=True)), args=json.loads(r[7])) for r in cur.fetchall()]
 
-    def release(self, bucket: str, call_id: str) -> None:
-        with self.db.write(bucket) as cur:
-            cur.execute(self._release, (bucket, call_id))
+    @contextlib.contextmanager
+    def atomic(self, keys: StateKeys) -> Iterator[StateView]:
+        with self.db.write(*(f"state|{scope.value}|{key}" for scope, key in keys.items())) as cur:
+            cur.execute(self._now)
+            now = _instant(float(cur.fetchone()[0]))
+            for scope, key in keys.items():
+                cur.execute(self._latest[scope], (key,))
+                latest = cur.fetchone()[0]
+                if latest is not None and now < latest:
+                    raise StateUnavailable(
+                        f"the clock went backwards: {scope.value} {key!r} has a call recorded at {latest:.6f}, "
+                        f"now is {now:.6f}; all writers of a SQLite state database must share one host clock"
+                    )
+            yield _SqlView(self, cur, now)
+
+    def release(self, call: CallRecord) -> None:
+        with self.db.write(f"state|{Scope.USER.value}|{call.user}") as cur:
+            cur.execute(self._delete, (call.call_id,))
 
 
-# Redis: server time (TIME) keeps machines with skewed clocks consistent.
-_RESERVE_LUA = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], math.ceil(window * 1000) + 1000)
-  return 1
+class _SqlView(StateView):
+    def __init__(self, store: SqlStateStore, cur: Any, now: float) -> None:
+        self.store, self.cur, self.now = store, cur, now
+
+    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
+        return self.store._rows(self.cur, scope, key, since)
+
+    def reserve(self, call: CallRecord) -> None:
+        row = (call.call_id, call.ts, call.tool, call.user, call.agent, call.session, call.tenant)
+        self.cur.execute(self.store._insert, (*row, canonical.dumps(call.args)))
+
+
+# Commit a Redis section: only while every lock is still ours (it may have expired), add the calls, unlock.
+_COMMIT_LUA = """
+for i = 1, tonumber(ARGV[1]) do
+  if redis.call('GET', KEYS[i]) ~= ARGV[2] then return 0 end
 end
-return 0
+local retention = tonumber(ARGV[3])
+local n = tonumber(ARGV[1])
+for i = n + 1, #KEYS do
+  local ts = tonumber(ARGV[(i - n) * 2 + 2])
+  redis.call('ZADD', KEYS[i], ts, ARGV[(i - n) * 2 + 3])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ts - retention)
+  redis.call('EXPIRE', KEYS[i], math.ceil(retention) + 60)
+end
+for i = 1, n do redis.call('DEL', KEYS[i]) end
+return 1
+"""
+_UNLOCK_LUA = """
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
+end
+return 1
 """
 
 
 class RedisStateStore(StateStore):
-    """State in Redis: a sorted set of calls per scope key, a sorted set per rate-limit bucket."""
+    """State in Redis: a sorted set of calls per scope key; a section holds one lock key per state key.
 
-    def __init__(self, url: str, *, prefix: str = "agentcore:gw", retention_s: float = 8 * 86400) -> None:
+    A lock expires after ``lock_ttl_s`` so a process that dies inside a section frees its keys; a section that
+    outlives its lock commits nothing (the call is denied), so the atomicity never depends on timing.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "agentcore:gw",
+        retention_s: float = 8 * 86400,
+        lock_ttl_s: float = 10.0,
+        lock_wait_s: float = 10.0,
+    ) -> None:
         try:
             import redis
         except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -166,35 +223,83 @@ class RedisStateStore(StateStore):
         self.client: Any = redis.Redis.from_url(url)
         self.prefix = prefix
         self.retention_s = retention_s
-        self._reserve = self.client.register_script(_RESERVE_LUA)
+        self.lock_ttl_ms = int(lock_ttl_s * 1000)
+        self.lock_wait_s = lock_wait_s
+        self._commit = self.client.register_script(_COMMIT_LUA)
+        self._unlock = self.client.register_script(_UNLOCK_LUA)
 
     def _key(self, scope: Scope, key: str) -> str:
         return f"{self.prefix}:calls:{scope.value}:{key}"
-
-    def record(self, call: CallRecord) -> None:
-        member = canonical.dumps(call.model_dump())
-        pipe = self.client.pipeline(transaction=True)
-        for scope in Scope:
-            key = call.key(scope)
-            if key is not None:
-                name = self._key(scope, key)
-                pipe.zadd(name, {member: call.ts})
-                pipe.zremrangebyscore(name, "-inf", call.ts - self.retention_s)
-                pipe.expire(name, int(self.retention_s) + 60)
-        pipe.execute()
 
     def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
         members = self.client.zrangebyscore(self._key(scope, key), f"({since}", "+inf")
         return [CallRecord.model_validate_json(m) for m in members]
 
-    def reserve(self, bucket: str, limit: int, window_s: float, call_id: str) -> bool:
-        return bool(self._reserve(keys=[f"{self.prefix}:rl:{bucket}"], args=[limit, window_s, call_id]))
+    @contextlib.contextmanager
+    def atomic(self, keys: StateKeys) -> Iterator[StateView]:
+        locks = sorted(f"{self.prefix}:lock:{scope.value}:{key}" for scope, key in keys.items())
+        token = os.urandom(16).hex()
+        taken: list[str] = []
+        try:
+            for lock in locks:  # in one global order, so two sections never wait on each other
+                self._acquire(lock, token)
+                taken.append(lock)
+            seconds, micros = self.client.time()
+            view = _RedisView(self, _instant(seconds + micros / 1_000_000))
+            yield view
+            if view.reserved:
+                if not self._commit(keys=[*taken, *view.keys()], args=view.args(len(taken), token)):
+                    raise StateUnavailable("a Redis state lock expired before its section committed; nothing kept")
+                taken = []  # the commit script released them
+        finally:
+            if taken:
+                self._unlock(keys=taken, args=[token])
 
-    def release(self, bucket: str, call_id: str) -> None:
-        self.client.zrem(f"{self.prefix}:rl:{bucket}", call_id)
+    def _acquire(self, lock: str, token: str) -> None:
+        deadline, pause = time.monotonic() + self.lock_wait_s, 0.0005
+        while not self.client.set(lock, token, nx=True, px=self.lock_ttl_ms):
+            if time.monotonic() > deadline:
+                raise StateUnavailable(f"Redis state lock {lock} still held after {self.lock_wait_s:g}s")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+
+    def release(self, call: CallRecord) -> None:
+        member = canonical.dumps(call.model_dump())
+        pipe = self.client.pipeline(transaction=True)
+        for scope in Scope:
+            if (key := call.key(scope)) is not None:
+                pipe.zrem(self._key(scope, key), member)
+        pipe.execute()
 
     def close(self) -> None:
         self.client.close()
+
+
+class _RedisView(StateView):
+    def __init__(self, store: RedisStateStore, now: float) -> None:
+        self.store, self.now = store, now
+        self.reserved: list[CallRecord] = []
+
+    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
+        return self.store.calls(scope, key, since)
+
+    def reserve(self, call: CallRecord) -> None:
+        self.reserved.append(call)
+
+    def _entries(self) -> Iterator[tuple[str, CallRecord]]:
+        for call in self.reserved:
+            for scope in Scope:
+                if (key := call.key(scope)) is not None:
+                    yield self.store._key(scope, key), call
+
+    def keys(self) -> list[str]:
+        return [name for name, _ in self._entries()]
+
+    def args(self, locks: int, token: str) -> list[Any]:
+        values: list[Any] = [locks, token, self.store.retention_s]
+        for _, call in self._entries():
+            values += [call.ts, canonical.dumps(call.model_dump())]
+        return values
 
 
 def open_store(url: str | None, db: Database) -> StateStore:

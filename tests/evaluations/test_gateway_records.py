@@ -16,13 +16,12 @@ deny orders.cancel when order(order_id).status is not "pending".
 """
 
 
-@pytest.mark.parametrize("write_ahead", [False, True])  # one record per allowed call, or decision + outcome
-def test_audit_export_becomes_tool_call_sessions(tmp_path: Path, models: Models, write_ahead: bool) -> None:
+def test_audit_export_becomes_tool_call_sessions(tmp_path: Path, models: Models) -> None:
     from agentcore.gateway import Gateway, ToolDenied
 
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "orders.policy").write_text(POLICY, encoding="utf-8")
-    gateway = Gateway(tmp_path / "policies", database=str(tmp_path / "gw.db"), write_ahead=write_ahead)
+    gateway = Gateway(tmp_path / "policies", database=str(tmp_path / "gw.db"))
     orders = {"o1": {"status": "pending"}, "o2": {"status": "delivered"}}
 
     @gateway.resolver("order")

@@ -48,7 +48,8 @@ def test_approval_is_persisted_and_executes_exactly_once(make_gateway: Factory) 
     assert kinds == [
         ("decision", "needs_approval", "pending"),
         ("approval", "approved", None),
-        ("execution", "allow", "ok"),
+        ("decision", "allow", "started"),
+        ("execution", None, "ok"),
     ]
     assert gw.approvals.get(approval_id).status == "executed"
 

@@ -29,20 +29,23 @@ def test_allowed_call_executes_redacts_and_is_audited(make_gateway: Factory) -> 
     gw, runs = make_gateway()
     result = gw.call("crm.lookup", {"customer_id": "c7"}, principal=SUPPORT, agent="helpdesk-bot", session="s1")
     assert result == {"id": "c7", "email": "[REDACTED:email]", "card": "[REDACTED:card]", "tier": "gold"}
-    (record,) = _records(gw)  # one record holds the decision and the outcome
-    assert (record["kind"], record["effect"], record["outcome"], record["principal"], record["agent"]) == (
-        "execution", "allow", "ok", "alice", "helpdesk-bot",
+    decision, outcome = _records(gw)  # the decision, committed before the tool ran, then the outcome
+    assert (decision["kind"], decision["effect"], decision["outcome"], decision["principal"], decision["agent"]) == (
+        "decision", "allow", "started", "alice", "helpdesk-bot",
     )  # fmt: skip
-    assert record["bundle_hash"] == gw.policy.status.bundle_hash and len(record["bundle_hash"]) == 64
-    assert record["detail"]["args"] == {"customer_id": "c7"} and record["detail"]["reasons"][0]["effect"] == "allow"
-    assert record["detail"]["redacted"] == {"email": 1, "card": 1} and record["detail"]["duration_ms"] >= 0
+    assert (outcome["kind"], outcome["effect"], outcome["outcome"], outcome["call_id"]) == (
+        "execution", None, "ok", decision["call_id"],
+    )  # fmt: skip
+    assert decision["bundle_hash"] == gw.policy.status.bundle_hash and len(decision["bundle_hash"]) == 64
+    assert decision["detail"]["args"] == {"customer_id": "c7"}
+    assert decision["detail"]["reasons"][0]["effect"] == "allow"
+    assert outcome["detail"]["redacted"] == {"email": 1, "card": 1} and outcome["detail"]["duration_ms"] >= 0
     assert runs == {"crm.lookup": 1}
     assert gw.audit.verify().ok
 
 
-@pytest.mark.parametrize("write_ahead", [False, True])
-def test_write_ahead_commits_the_decision_before_the_tool_runs(make_gateway: Factory, write_ahead: bool) -> None:
-    gw, _ = make_gateway(write_ahead=write_ahead, policy='policy "p"\nallow t.peek.\n')
+def test_the_decision_is_committed_before_the_tool_runs(make_gateway: Factory) -> None:
+    gw, _ = make_gateway(policy='policy "p"\nallow t.peek.\n')
     seen_while_running: list[tuple[str, str | None, str | None]] = []
 
     @gw.tool(name="t.peek")
@@ -52,12 +55,9 @@ def test_write_ahead_commits_the_decision_before_the_tool_runs(make_gateway: Fac
 
     assert gw.call("t.peek", {}, principal="alice") == "done"
     after = [(r["kind"], r["effect"], r["outcome"]) for r in _records(gw)]
-    if write_ahead:  # a crash inside the tool would still leave the allowed decision on record
-        assert seen_while_running == [("decision", "allow", None)]
-        assert after == [("decision", "allow", None), ("execution", None, "ok")]
-    else:
-        assert seen_while_running == []
-        assert after == [("execution", "allow", "ok")]
+    # a crash inside the tool still leaves the allowed decision on record: started, outcome unknown
+    assert seen_while_running == [("decision", "allow", "started")]
+    assert after == [("decision", "allow", "started"), ("execution", None, "ok")]
     assert gw.audit.verify().ok
 
 
@@ -258,8 +258,9 @@ def test_thousand_concurrent_async_calls_lose_nothing(make_gateway: Factory, tmp
     denied = [o for o in outcomes if isinstance(o, ToolDenied)]
     assert (len(allowed), len(denied)) == (100, 900) and runs == {"notes.add": 100}
     records = _records(gw)
-    assert len(records) == 1000 and gw.audit.verify().ok
-    assert sum(r["kind"] == "execution" and r["effect"] == "allow" for r in records) == 100
+    assert len(records) == 1100 and gw.audit.verify().ok
+    assert sum(r["kind"] == "decision" and r["effect"] == "allow" for r in records) == 100
+    assert sum(r["kind"] == "execution" and r["outcome"] == "ok" for r in records) == 100
 
 
 def test_needs_approval_raises_by_default(make_gateway: Factory) -> None:
@@ -353,4 +354,4 @@ def test_gateway_on_postgresql(make_gateway: Factory, pg_url: str) -> None:
         gw.call("refunds.issue", {"order_id": "o1", "amount": 900}, principal=SUPPORT)
     assert gw.approvals.approve(pending.value.approval_id, by={"id": "mona", "roles": ["manager"]})["refunded"] == 900
     assert runs == {"crm.lookup": 1, "notes.add": 3, "refunds.issue": 1}
-    assert gw.audit.verify().ok and len(_records(gw)) == 1 + 3 + 1 + 3  # lookup, notes, limit deny, approval
+    assert gw.audit.verify().ok and len(_records(gw)) == 2 + 6 + 1 + 4  # lookup, notes, limit deny, approval

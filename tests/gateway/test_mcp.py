@@ -401,12 +401,15 @@ def test_config_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     assert load_config(path).policies == [tmp_path / "p"]
 
 
-def test_config_durability_and_write_ahead_reach_the_gateway(tmp_path: Path) -> None:
+def test_config_durability_reaches_the_gateway_and_write_ahead_is_always_on(tmp_path: Path) -> None:
     path = tmp_path / "gateway.toml"
     path.write_text(f'[gateway]\ndatabase = "{tmp_path / "gw.db"}"\ndurability = "power"\nwrite_ahead = true\n')
-    proxy = McpProxy(load_config(path))
+    proxy = McpProxy(load_config(path))  # accepted (deprecated); turning it off is refused
+    path.write_text(path.read_text().replace("write_ahead = true", "write_ahead = false"))
+    with pytest.raises(ConfigError, match="write_ahead = false is no longer possible"):
+        load_config(path)
     try:
-        assert (proxy.gateway.db.durability, proxy.gateway.write_ahead) == ("power", True)
+        assert proxy.gateway.db.durability == "power"
         assert any(type(m).__name__ == "_TracedWhenConfigured" for m in proxy.server.middleware)  # SDK span found
     finally:
         proxy.gateway.close()

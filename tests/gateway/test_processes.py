@@ -52,7 +52,7 @@ def test_four_gateway_processes_allow_exactly_ten(backend: str, request: pytest.
     allowed = [int(proc.communicate(timeout=120)[0]) for proc in procs]
     assert sum(allowed) == 10, allowed
     result = AuditLog(Database(database)).verify()
-    assert result.ok and result.records == 100  # 90 denials, 10 executions (each with its decision)
+    assert result.ok and result.records == 110  # 90 denials, 10 decisions and their outcomes
     if state:
         import redis
 

@@ -57,20 +57,18 @@ def test_history_counts_sums_and_last_call(store: StateStore) -> None:
     assert ctx.last_call(["slack.*"], Scope.USER, "u1", at) is None
 
 
-def test_reserve_is_bounded_and_release_frees_a_slot(store: StateStore) -> None:
-    bucket = f"r1|user|u1|{uuid.uuid4().hex}"
-    assert [store.reserve(bucket, 3, 60, f"c{i}") for i in range(5)] == [True, True, True, False, False]
-    store.release(bucket, "c0")
-    assert store.reserve(bucket, 3, 60, "c9") is True
-    assert store.reserve(bucket, 3, 60, "c10") is False
-
-
-def test_reservations_expire_with_the_window(store: StateStore) -> None:
-    bucket = f"r2|user|u1|{uuid.uuid4().hex}"
-    assert store.reserve(bucket, 1, 0.2, "a")
-    assert not store.reserve(bucket, 1, 0.2, "b")
-    time.sleep(0.3)
-    assert store.reserve(bucket, 1, 0.2, "c")
+def test_a_section_reserves_atomically_and_release_undoes_it(store: StateStore) -> None:
+    keys = {Scope.USER: "u1", Scope.SESSION: "s1"}
+    with store.atomic(keys) as view:
+        assert abs(view.now - time.time()) < 5  # the store's clock (the same host here)
+        kept = _call("notes.add", view.now)
+        view.reserve(kept)
+    with pytest.raises(RuntimeError), store.atomic(keys) as view:  # a failed section keeps nothing
+        view.reserve(_call("notes.add", view.now))
+        raise RuntimeError("denied later")
+    assert [c.call_id for c in store.calls(Scope.SESSION, "s1", 0)] == [kept.call_id]
+    store.release(kept)
+    assert store.calls(Scope.USER, "u1", 0) == []
 
 
 def test_missing_resolver_detector_and_ledger_raise_for_fail_closed(tmp_path: Path) -> None:
@@ -94,19 +92,27 @@ HAMMER = textwrap.dedent(
     """
     import sys, uuid
     from agentcore.gateway.db import Database
-    from agentcore.gateway.state import RedisStateStore, SqlStateStore
+    from agentcore.gateway.state import CallRecord, RedisStateStore, SqlStateStore
+    from agentcore.policies.context import Scope
     backend, where, prefix = sys.argv[1:4]
-    store = SqlStateStore(Database(where)) if backend == "sqlite" else RedisStateStore(where, prefix=prefix)
-    print(sum(store.reserve("limit|user|u1", 10, 60, uuid.uuid4().hex) for _ in range(25)))
+    store = RedisStateStore(where, prefix=prefix) if backend == "redis" else SqlStateStore(Database(where))
+    kept = 0
+    for _ in range(25):  # check and reserve: at most 10 calls of u1 in the last minute
+        with store.atomic({Scope.USER: "u1"}) as view:
+            if len(view.calls(Scope.USER, "u1", view.now - 60)) < 10:
+                view.reserve(CallRecord(call_id=uuid.uuid4().hex, ts=view.now, tool="t", user="u1"))
+                kept += 1
+    print(kept)
     """
 )
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "redis"])
 def test_four_processes_reserve_exactly_ten(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    """Separate interpreters (not forks of this multi-threaded test process) race on one bucket."""
-    if backend == "sqlite":
-        where, prefix = str(tmp_path / "shared.db"), ""
+    """Separate interpreters (not forks of this multi-threaded test process) race on one state key."""
+    if backend != "redis":
+        where = str(tmp_path / "shared.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+        prefix = ""
         SqlStateStore(Database(where)).close()  # create the schema once
     else:
         where, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix")

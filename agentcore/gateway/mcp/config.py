@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentcore.errors import ConfigError
 
+log = logging.getLogger(__name__)
 TARGET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,39}$")
 
 
@@ -97,7 +99,7 @@ class ProxyConfig(_Strict):
     database: str | None = None
     state: str | None = None
     durability: Literal["process", "power"] = Field("process", description="`power`: fsync every audit commit")
-    write_ahead: bool = Field(False, description="also commit each allowed decision before the tool runs")
+    write_ahead: bool | None = Field(None, description="deprecated: every allowed decision is committed first")
     audit_key_file: Path | None = Field(None, description="audit chain keys (default $AGENTCORE_AUDIT_KEY_FILE)")
     anchors: Path | None = Field(None, description="JSONL file of signed audit checkpoints")
     mode: Literal["enforce", "monitor"] = "enforce"
@@ -110,6 +112,18 @@ class ProxyConfig(_Strict):
     dev_unauthenticated: bool = Field(False, description="HTTP without auth, every caller the identity; loopback only")
     auth: Auth | None = None
     targets: list[Target] = []
+
+    @field_validator("write_ahead")
+    @classmethod
+    def _write_ahead_is_always_on(cls, value: bool | None) -> bool | None:
+        if value is False:
+            raise ValueError(
+                "write_ahead = false is no longer possible: no tool runs before its allow decision is committed; "
+                "remove the setting"
+            )
+        if value:
+            log.warning("gateway.toml: write_ahead is deprecated (always on now); remove the setting")
+        return value
 
 
 def load_config(path: Path) -> ProxyConfig:

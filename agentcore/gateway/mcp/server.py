@@ -53,7 +53,6 @@ class McpProxy:
             database=config.database,
             state=config.state,
             durability=config.durability,
-            write_ahead=config.write_ahead,
             mode=config.mode,
             unicode=config.unicode,
             name=config.name,
