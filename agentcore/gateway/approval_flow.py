@@ -12,11 +12,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentcore.gateway.approvals import Approval, ApprovalStore
-from agentcore.gateway.errors import ApprovalError, ToolDenied
+from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
 from agentcore.gateway.identity import PrincipalLike, as_principal
 
 if TYPE_CHECKING:
     from agentcore.gateway.gateway import Gateway
+
+_RAN = (OutcomeNotRecorded, ToolExecutionError)  # raised after the call ran, once the gateway had its outcome
 
 
 class Approvals:
@@ -47,6 +49,8 @@ class Approvals:
             return self._settled(self.store.get(approval_id))
         try:
             return self.gateway.run_approved(self.store.get(approval_id))
+        except _RAN:  # it ran: the gateway settles the approval with the outcome (now, or once storage is back)
+            raise
         except BaseException as exc:  # not admitted again (a deny won): no outcome was recorded for it yet
             self.store.finish(approval_id, ok=False, result={"error": str(exc)})
             raise
@@ -56,6 +60,8 @@ class Approvals:
             return self._settled(await asyncio.to_thread(self.store.get, approval_id))
         try:
             return await self.gateway.arun_approved(await asyncio.to_thread(self.store.get, approval_id))
+        except _RAN:
+            raise
         except BaseException as exc:
             await asyncio.to_thread(self.store.finish, approval_id, ok=False, result={"error": str(exc)})
             raise

@@ -26,7 +26,7 @@ def test_decide_is_a_dry_run(make_gateway: Factory) -> None:
         assert gw.decide("notes.add", {"text": "x"}, principal=SUPPORT).obligations.rate_limits
     assert gw.call("notes.add", {"text": "x"}, principal=SUPPORT) == "x"
     assert runs == {"notes.add": 1} and gw.approvals.list() == []
-    assert [row["tool"] for row in gw.audit.rows()] == ["notes.add"]  # only the real call is audited
+    assert [row["tool"] for row in gw.audit.rows()] == ["notes.add"] * 2  # only the real call (decision, outcome)
 
 
 def test_decide_rejects_what_call_rejects(make_gateway: Factory) -> None:

@@ -277,7 +277,9 @@ def test_an_approved_call_runs_once_when_the_mcp_client_retries_it(http_proxy: s
     assert again.is_error and "Pending human approval" in _text(again) and approval_id not in _text(again)
     log = AuditLog(Database(database))
     ran = [r for r in log.rows() if r["kind"] == "execution" and r["tool"] == "crm.delete_customer"]
-    assert len(ran) == 1 and ran[0]["outcome"] == "ok" and json.loads(ran[0]["detail"])["approval_id"] == approval_id
+    started = [r for r in log.rows() if r["outcome"] == "started" and r["tool"] == "crm.delete_customer"]
+    assert len(ran) == 1 and ran[0]["outcome"] == "ok" and ran[0]["call_id"] == started[0]["call_id"]
+    assert len(started) == 1 and json.loads(started[0]["detail"])["approval_id"] == approval_id
     (signoff,) = [json.loads(r["detail"]) for r in log.rows() if r["kind"] == "approval"]
     assert (signoff["by"], signoff["role"]) == ("mona", "manager")
 
@@ -348,8 +350,9 @@ def test_upstream_is_error_is_audited_as_a_failed_execution(http_proxy: str, tmp
     (result,) = asyncio.run(_calls(http_proxy, _token("dave", ["billing"]), [charge]))
     assert result.is_error and "declined" in _text(result)  # the upstream's own error result, passed on
     log = AuditLog(Database(str(tmp_path / "gw.db")))
-    (record,) = [r for r in log.rows() if r["tool"] == "crm.charge"]
-    assert (record["kind"], record["effect"], record["outcome"]) == ("execution", "allow", "error")
+    started, record = [r for r in log.rows() if r["tool"] == "crm.charge"]
+    assert (started["kind"], started["effect"], started["outcome"]) == ("decision", "allow", "started")
+    assert (record["kind"], record["effect"], record["outcome"]) == ("execution", None, "error")
     assert "declined" in json.loads(record["detail"])["error"]
     export = "\n".join(log.export_jsonl())
     (session,) = read_gateway_sessions(tmp_path / "audit.jsonl", export)

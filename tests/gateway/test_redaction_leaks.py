@@ -63,7 +63,7 @@ def test_error_text_is_redacted_for_the_caller_the_logs_and_the_audit(
     assert message == "tool 'pay.charge' failed: ValueError: card [REDACTED:card] for [REDACTED:email] was declined"
     _assert_clean("".join(traceback.format_exception(caught.value)))  # no chained original in a traceback
     _assert_clean(caplog.text)
-    (record,) = [json.loads(line) for line in gw.audit.export_jsonl()]
+    _, record = [json.loads(line) for line in gw.audit.export_jsonl()]  # the decision, then the outcome
     assert record["outcome"] == "error" and record["detail"]["redacted"] == {"card": 1, "email": 1}
     gw.close()
     for secret in SECRETS:
