@@ -29,11 +29,15 @@ def _scopes_read(data: Any) -> set[str]:
 
 @functools.lru_cache(maxsize=16)
 def history_scopes(engine: PolicyEngine) -> frozenset[Scope]:
-    """The scopes whose history the engine's bundle reads: of its limits and count/sum/after conditions."""
+    """The scopes whose history the engine's bundle reads: of its limits and count/sum/after conditions, also
+    inside named conditions (``define``; every definition counts, used or not: reading more is safe)."""
     found: set[str] = set()
     for rule in engine.bundle.rules:
         data = structure(rule.rule)
         if rule.kind == "limit":
             found.add(data["limit"]["scope"])
         found |= _scopes_read(data)
+    for file in engine.bundle.files:
+        for definition in file.definitions:
+            found |= _scopes_read(structure(definition))
     return frozenset(map(Scope, found))

@@ -94,6 +94,31 @@ def test_eight_threads_refunding_600_let_exactly_three_through(refunds: tuple[Ga
     assert gw.audit.verify().ok
 
 
+def test_a_cap_inside_a_named_condition_is_exact_too(tmp_path: Path) -> None:
+    policy = (
+        'policy "refunds" version 2\n'
+        'define "over the cap" as sum of amount over refund in the last 24 hours per user plus amount exceeds 2000.\n'
+        'allow refund.\ndeny refund when "over the cap".\n'
+    )
+    gw = _gateway(tmp_path, policy=policy)
+    gw.tool(lambda amount: time.sleep(0.01) or amount, name="refund", schema={"type": "object"})
+    outcomes: list[Any] = []
+
+    def one() -> None:
+        try:
+            outcomes.append(gw.call("refund", {"amount": 600}, principal="ann"))
+        except ToolDenied as denied:
+            outcomes.append(denied)
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count(600) == 3, outcomes  # the history a definition reads is kept and reserved as well
+    gw.close()
+
+
 def test_eight_concurrent_acalls_let_exactly_three_through(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     for backend in BACKENDS:
         gw = _gateway(tmp_path / backend, backend, request)
