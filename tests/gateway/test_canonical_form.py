@@ -27,6 +27,11 @@ def _records(gw: Gateway) -> list[dict[str, Any]]:
     return [json.loads(line) for line in gw.audit.export_jsonl()]
 
 
+def _decided(gw: Gateway) -> dict[str, Any]:
+    """The latest allow decision, committed before its tool ran: it holds the arguments decided on."""
+    return [r for r in _records(gw) if r["outcome"] == "started"][-1]
+
+
 @pytest.fixture
 def echo_gateway(tmp_path: Path) -> Iterator[Callable[..., tuple[Gateway, list[Any], list[Request]]]]:
     """A gateway whose tools keep what they received, and whose engine keeps every Request it decided."""
@@ -76,7 +81,7 @@ def test_the_tool_receives_the_url_the_policy_allowed(echo_gateway: Callable[...
     (url,) = received
     assert url == "https://api.example.com/@evil.com/v1" == seen[-1].args["url"]
     assert urlsplit(url).hostname == "api.example.com"  # the host the policy decided on is the host fetched
-    assert _records(gw)[-1]["detail"]["args"] == {"url": url}
+    assert _decided(gw)["detail"]["args"] == {"url": url}
     gw.call("http.get", {"url": "https://api.exa\u200bmple.com/v1\u00ad"}, principal="alice")  # invisible ones
     assert received[-1] == "https://api.example.com/v1"
 
@@ -130,7 +135,7 @@ def test_what_the_tool_received_is_what_the_policy_saw_and_the_audit_recorded(
         assert received == []  # refused (colliding keys, or a schema mismatch): nothing ran
         return
     (got,) = received
-    assert got == seen[-1].args == _records(gw)[-1]["detail"]["args"]
+    assert got == seen[-1].args == _decided(gw)["detail"]["args"]
 
 
 # ---- identities -------------------------------------------------------------------------------------------------
