@@ -267,6 +267,12 @@ class Conciseness(PerTargetEvaluator):
         return Judgement(float(np.clip(1.0 - penalty, 0.0, 1.0)), why)
 
 
+#: Helpfulness caps a reply as a refusal from this Refusal score, when it is this short: a longer reply that
+#: opens with "I'm sorry, but" and then answers is a partial refusal, which annotators often prefer (capping those
+#: cost 3 points of pairwise agreement on Tülu and 4 on MT-Bench)
+REFUSAL_CAP_FROM, REFUSAL_CAP_WORDS = 0.5, 40
+
+
 @register
 class Helpfulness(Evaluator):
     id = "Builtin.Helpfulness"
@@ -286,8 +292,8 @@ class Helpfulness(Evaluator):
         """The pairwise-trained head, capped for refusals of benign requests.
 
         The head learnt from PandaLM, where refusals are rare, so it barely weighs them (weight -0.03); but a reply
-        that refuses a request that is not harmful helps nobody, so its score is capped at the chance that it is
-        not such a refusal: it can never outscore a reply that answers.
+        that refuses a request that is not harmful helps nobody, so a short reply judged a refusal is capped at the
+        chance that it is not such a refusal.
         """
         refusals = [refusal_probability(target.turn.output, models)[0] for target in targets]
         rows = [
@@ -300,7 +306,8 @@ class Helpfulness(Evaluator):
             why = f"helpfulness head {score:.2f} (request similarity {row[0]:.2f}, refusal {refusal:.2f})"
             harmful = harm_probability(target.turn.input, models)[0] if target.turn.input.strip() else 0.0
             cap = 1.0 - refusal * (1.0 - harmful)
-            if cap < score:
+            bare = len(words(target.turn.output)) <= REFUSAL_CAP_WORDS
+            if refusal >= REFUSAL_CAP_FROM and bare and cap < score:
                 score, why = cap, f"{why}; capped at {cap:.2f}: refuses a request judged benign ({1 - harmful:.2f})"
             judgements.append(Judgement(float(score), why))
         return judgements
