@@ -21,6 +21,7 @@ from agentcore.accel.ledger import Ledger
 from agentcore.accel.llm import BedrockConverse, LLMConfig, Message, OpenAICompatible
 from agentcore.evaluations import EvaluationError, EvaluationSuite, Session, Trace, create_evaluator, evaluate
 from agentcore.evaluations.judges import JudgeSettings, judged
+from agentcore.evaluations.models import Models
 from agentcore.evaluations.result import Status
 
 Reply = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
@@ -143,7 +144,7 @@ def test_a_suite_judged_by_an_openai_compatible_server_is_metered_and_cached(
 
 
 def test_a_judge_that_never_answers_in_json_is_an_error_that_fails_the_run(
-    tmp_path: Path, serve: Callable[[Reply], _Server]
+    tmp_path: Path, serve: Callable[[Reply], _Server], accelerator: Any
 ) -> None:
     def chatty(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         status, payload = openai_reply(body)
@@ -152,7 +153,7 @@ def test_a_judge_that_never_answers_in_json_is_an_error_that_fails_the_run(
 
     server = serve(chatty)
     suite = _suite(tmp_path, f'model = "judge-1"\nbase_url = "{server.url}/v1"\nretries = 1\n')
-    outcome = EvaluationSuite.from_file(suite).run()
+    outcome = EvaluationSuite.from_file(suite, accelerator=accelerator).run()
     assert all(r.status is Status.ERROR and not r.passed for r in outcome.results)
     assert len(server.requests) == 4  # one retry each, with the model's own answer and a correction in context
     assert server.requests[1][2]["messages"][-1]["content"].startswith("Answer only with the JSON object")
@@ -160,32 +161,32 @@ def test_a_judge_that_never_answers_in_json_is_an_error_that_fails_the_run(
         "errors",
         "min_pass_rate",
     ]
-    again = EvaluationSuite.from_file(suite).run()
+    again = EvaluationSuite.from_file(suite, accelerator=accelerator).run()
     assert len(server.requests) == 8 and not again.passed  # failures are never cached
 
 
-def test_unreachable_and_failing_endpoints_are_error_results(serve: Callable[[Reply], _Server]) -> None:
+def test_unreachable_and_failing_endpoints_are_error_results(serve: Callable[[Reply], _Server], models: Models) -> None:
     broken = serve(lambda body: (500, {"error": {"message": "overloaded"}}))
     for url in (broken.url + "/v1", "http://127.0.0.1:9/v1"):
         judge = judged(
             create_evaluator("Builtin.Helpfulness"), JudgeSettings(model="m", base_url=url, timeout_s=5, retries=0)
         )
-        [result] = evaluate(SESSIONS[:1], [judge])
+        [result] = evaluate(SESSIONS[:1], [judge], models=models)
         assert result.status is Status.ERROR and not result.passed and "failed" in result.explanation
 
 
-def test_anthropic_messages_judge(serve: Callable[[Reply], _Server]) -> None:
+def test_anthropic_messages_judge(serve: Callable[[Reply], _Server], models: Models) -> None:
     server = serve(anthropic_reply)
     settings = JudgeSettings(provider="anthropic", model="claude-judge", base_url=server.url, mode="also")
     offline = create_evaluator("Builtin.Helpfulness")
-    results = evaluate(SESSIONS[:1], [offline, judged(offline, settings)])
+    results = evaluate(SESSIONS[:1], [offline, judged(offline, settings)], models=models)
     assert [r.evaluator for r in results] == ["Builtin.Helpfulness", "Builtin.Helpfulness.Judge"]
     assert results[1].label == "Very helpful" and results[1].usage[0].tokens == 100
     path, headers, body = server.requests[0]
     assert path == "/v1/messages" and headers["anthropic-version"] == "2023-06-01" and "system" in body
 
 
-def test_bedrock_converse_through_botocore_stubber() -> None:
+def test_bedrock_converse_through_botocore_stubber(models: Models) -> None:
     import boto3
     from botocore.stub import ANY, Stubber
 
@@ -206,7 +207,7 @@ def test_bedrock_converse_through_botocore_stubber() -> None:
         provider = BedrockConverse(settings, client=client)
         refusal = create_evaluator("Builtin.Refusal")
         session = Session(id="s", traces=[Trace(id="s/t", input="Help me.", output="I can't help with that.")])
-        [result] = evaluate([session], [judged(refusal, settings, provider=provider)])
+        [result] = evaluate([session], [judged(refusal, settings, provider=provider)], models=models)
     assert result.label == "Yes" and result.raw_score == 1.0 and not result.passed  # Refusal: Yes = refused
     assert result.usage[0].tokens == 58
 
