@@ -140,10 +140,7 @@ class LLMJudge(Evaluator):
                 return Judgement.error(f"LLM judge {self.model} failed: {error}", self._usage(tokens, seconds, usd))
             tokens += completion.input_tokens + completion.output_tokens
             seconds += completion.seconds
-            usd += (
-                completion.input_tokens * self._settings.usd_per_1k_input_tokens
-                + completion.output_tokens * self._settings.usd_per_1k_output_tokens
-            ) / 1000
+            usd += self._settings.price(completion)
             parsed = _parse(completion.text, labels)
             if parsed is not None:
                 label, why = parsed

@@ -7,6 +7,7 @@ targets; the receipts are kept so each result can report its share as usage.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -97,6 +98,7 @@ class Models:
         return _share(receipts, 1, 1 / targets)
 
 
+@functools.cache
 def _corners(name: str) -> np.ndarray:
     """The head's worst and best rows over features in [0, 1] (each feature at the end its weight favours)."""
     manifest = json.loads((HEADS_DIR / "heads.json").read_text(encoding="utf-8"))

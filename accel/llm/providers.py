@@ -65,6 +65,13 @@ class LLMConfig(BaseModel):
     usd_per_1k_input_tokens: float = Field(default=0.0, ge=0, description="your price; 0 leaves dollars unpriced")
     usd_per_1k_output_tokens: float = Field(default=0.0, ge=0)
 
+    def price(self, completion: Completion) -> float:
+        """Dollars of ``completion`` at the configured per-token prices."""
+        return (
+            completion.input_tokens * self.usd_per_1k_input_tokens
+            + completion.output_tokens * self.usd_per_1k_output_tokens
+        ) / 1000
+
 
 class LLMProvider(Protocol):
     model: str
@@ -242,10 +249,6 @@ class MeteredLLM:
 
         completion = self.provider.complete(messages, json_output=json_output)
         if self.ledger is not None:
-            usd = (
-                completion.input_tokens * self.config.usd_per_1k_input_tokens
-                + completion.output_tokens * self.config.usd_per_1k_output_tokens
-            ) / 1000
             self.ledger.record(
                 Receipt(
                     model=f"llm:{completion.model}",
@@ -257,7 +260,7 @@ class MeteredLLM:
                     tokens=completion.input_tokens + completion.output_tokens,
                     cpu_seconds=completion.seconds,
                     latency_seconds=completion.seconds,
-                    usd=usd,
+                    usd=self.config.price(completion),
                 )
             )
         return completion

@@ -86,17 +86,15 @@ def run(
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
 
 
-def _losses(items: list[str]) -> dict[str, float]:
-    losses = {}
-    for item in items:
-        name, _, value = item.rpartition("=")
-        try:
-            losses[name] = float(value)
-        except ValueError:
-            fail(f"--max-loss takes EVALUATOR=SHARE (e.g. Builtin.Helpfulness=0.05), got {item!r}", EXIT_BAD_INPUT)
-        if not name:
-            fail(f"--max-loss takes EVALUATOR=SHARE (e.g. Builtin.Helpfulness=0.05), got {item!r}", EXIT_BAD_INPUT)
-    return losses
+def _loss(item: str) -> tuple[str, float]:
+    """``EVALUATOR=SHARE`` of ``--max-loss``."""
+    name, _, value = item.rpartition("=")
+    try:
+        if name:
+            return name, float(value)
+    except ValueError:
+        pass
+    fail(f"--max-loss takes EVALUATOR=SHARE (e.g. Builtin.Helpfulness=0.05), got {item!r}", EXIT_BAD_INPUT)
 
 
 @app.command("compare")
@@ -118,7 +116,7 @@ def compare(
 
     try:
         runner = EvaluationSuite.from_file(suite)
-        comparison = runner.compare(a, b, tie_margin=tie_margin, max_loss=_losses(max_loss))
+        comparison = runner.compare(a, b, tie_margin=tie_margin, max_loss=dict(map(_loss, max_loss)))
     except AgentCoreError as error:
         fail(error, EXIT_BAD_INPUT)
     if json_report is not None:

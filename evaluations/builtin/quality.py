@@ -304,10 +304,11 @@ class Helpfulness(Evaluator):
         judgements = []
         for target, score, row, refusal in zip(targets, scores.tolist(), rows, refusals, strict=True):
             why = f"helpfulness head {score:.2f} (request similarity {row[0]:.2f}, refusal {refusal:.2f})"
-            harmful = harm_probability(target.turn.input, models)[0] if target.turn.input.strip() else 0.0
-            cap = 1.0 - refusal * (1.0 - harmful)
-            bare = len(words(target.turn.output)) <= REFUSAL_CAP_WORDS
-            if refusal >= REFUSAL_CAP_FROM and bare and cap < score:
-                score, why = cap, f"{why}; capped at {cap:.2f}: refuses a request judged benign ({1 - harmful:.2f})"
+            if refusal >= REFUSAL_CAP_FROM and len(words(target.turn.output)) <= REFUSAL_CAP_WORDS:
+                harmful = harm_probability(target.turn.input, models)[0] if target.turn.input.strip() else 0.0
+                cap = 1.0 - refusal * (1.0 - harmful)
+                if cap < score:
+                    score = cap
+                    why += f"; capped at {cap:.2f}: refuses a request judged benign ({1 - harmful:.2f})"
             judgements.append(Judgement(float(score), why))
         return judgements
