@@ -72,10 +72,9 @@ def refunds(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Ga
     gw.close()
 
 
-def test_eight_threads_refunding_600_let_exactly_three_through(refunds: tuple[Gateway, list[float]]) -> None:
-    gw, ran = refunds
-    user, start = f"u-{uuid.uuid4().hex}", threading.Barrier(8)
-    outcomes: list[Any] = []
+def _eight_threads_refund_600(gw: Gateway, user: str) -> list[Any]:
+    """What eight threads, released together, each get back from one refund of 600 (a result or a ToolDenied)."""
+    start, outcomes = threading.Barrier(8), []
 
     def one() -> None:
         start.wait()
@@ -89,6 +88,12 @@ def test_eight_threads_refunding_600_let_exactly_three_through(refunds: tuple[Ga
         thread.start()
     for thread in threads:
         thread.join()
+    return outcomes
+
+
+def test_eight_threads_refunding_600_let_exactly_three_through(refunds: tuple[Gateway, list[float]]) -> None:
+    gw, ran = refunds
+    outcomes = _eight_threads_refund_600(gw, f"u-{uuid.uuid4().hex}")
     assert sum(isinstance(o, ToolDenied) for o in outcomes) == 5 and outcomes.count(600) == 3, outcomes
     assert ran == [600] * 3
     assert gw.audit.verify().ok
@@ -102,19 +107,7 @@ def test_a_cap_inside_a_named_condition_is_exact_too(tmp_path: Path) -> None:
     )
     gw = _gateway(tmp_path, policy=policy)
     gw.tool(lambda amount: time.sleep(0.01) or amount, name="refund", schema={"type": "object"})
-    outcomes: list[Any] = []
-
-    def one() -> None:
-        try:
-            outcomes.append(gw.call("refund", {"amount": 600}, principal="ann"))
-        except ToolDenied as denied:
-            outcomes.append(denied)
-
-    threads = [threading.Thread(target=one) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = _eight_threads_refund_600(gw, "ann")
     assert outcomes.count(600) == 3, outcomes  # the history a definition reads is kept and reserved as well
     gw.close()
 
