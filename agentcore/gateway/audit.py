@@ -30,6 +30,7 @@ from agentcore.gateway import canonical
 from agentcore.gateway.anchors import Anchorer, AnchorSink, Checkpoint, trusted_checkpoints
 from agentcore.gateway.audit_keys import ChainKey, ChainKeys
 from agentcore.gateway.db import Database
+from agentcore.gateway.group_commit import GroupCommit
 from agentcore.gateway.sealing import SEALED, Sealer
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ _keyed_header_of = operator.itemgetter(*(c for c in _COLUMNS if c != "detail"))
 _row_of = operator.itemgetter(*_COLUMNS)
 _ERASED = canonical.dumps({"erased": True})
 _unkeyed_warned = False
+_MAX_BATCH = 64  # records per commit: 17 columns each, well inside SQLite's 32,766 bound parameters
 
 
 class AuditIntegrityError(AgentCoreError):
@@ -194,7 +196,8 @@ class AuditLog:
         if anchors is not None and self._key is None:
             raise ConfigError("audit anchors are signed with a key derived from the chain key: configure audit_key")
         self.anchorer = Anchorer(anchors, self._key.signing_key()) if anchors is not None and self._key else None
-        self._insert = db.sql(f"INSERT INTO gateway_audit ({', '.join(_STORED)}) VALUES ({', '.join('?' * 17)})")
+        self._inserts: dict[int, str] = {}  # record count -> INSERT statement
+        self._group: GroupCommit[dict[str, Any], int] = GroupCommit(self._write, max_batch=_MAX_BATCH)
         self._head = db.sql("SELECT seq, hash FROM gateway_audit_head WHERE id = 1")
         self._head_new = db.sql("INSERT INTO gateway_audit_head (id, seq, hash) VALUES (1, ?, ?)")
         self._head_set = db.sql("UPDATE gateway_audit_head SET seq = ?, hash = ? WHERE id = 1")
@@ -204,12 +207,9 @@ class AuditLog:
     def append(self, event: AuditEvent, also: Callable[[Any], None] | None = None) -> int:
         """Append and commit one record; return its sequence number.
 
-        ``also(cursor)`` runs in the same transaction, so related state (the call history) commits atomically
-        with the record and costs no extra commit.
-
-        On SQLite, a record usually goes in as one autocommitted INSERT linked to this process's latest record,
-        with a trigger moving the head: if another process appended meanwhile, that seq is taken, the primary key
-        refuses the INSERT, and the record is appended after reading the head in a write transaction instead.
+        Concurrent appends share one commit (:mod:`.group_commit`); each returns only once its own record is
+        committed, and raises if it was not. ``also(cursor)`` runs in the same transaction, so related state
+        (an approval's sign-off) commits atomically with the record; such a record is written on its own.
         """
         _warn_if_unkeyed(self._key)
         values = dict(zip(_EVENT_FIELDS, _event_fields_of(event), strict=True))
@@ -217,42 +217,75 @@ class AuditLog:
         if self._seal:
             values["detail"] = self.sealer.seal(event.principal, event.agent, event.session, values["detail"])
             values["principal"], values["agent"], values["session"] = "", None, None
-        values["ts"] = time.time()
         values["key_id"] = self._key.id if self._key is not None else None
+        if also is None:
+            return self._group.submit(values)
+        values["ts"] = time.time()
         with self.db.lock:
-            if also is None and self._last is not None and self.db.backend == "sqlite":
-                row = self._linked(values, self._last)
+            return self._write_transaction([values], also)[0]
+
+    def _write(self, batch: list[dict[str, Any]]) -> list[int]:
+        """Commit one batch of records, chained in order: their sequence numbers.
+
+        On SQLite, a batch usually goes in as one autocommitted INSERT linked to this process's latest record,
+        with a trigger moving the head: if another process appended meanwhile, that seq is taken, the primary key
+        refuses the INSERT, and the batch is appended after reading the head in a write transaction instead.
+        """
+        now = time.time()
+        for values in batch:
+            values["ts"] = now
+        with self.db.lock:
+            if self._last is not None and self.db.backend == "sqlite":
+                rows = self._chained(batch, self._last)
                 try:
-                    self.db.execute_alone(self._insert, row)
+                    self.db.execute_alone(self._insert_of(len(rows)), [v for row in rows for v in row])
                 except sqlite3.IntegrityError:  # another process appended since: read the head and retry
                     pass
                 else:
-                    return self._appended(row)
-            with self.db.write("gateway_audit") as cur:
-                if self._last is None and self.db.backend == "sqlite":
-                    cur.execute(_HEAD_FOLLOWS)  # before this process's first fast append (created at most once)
-                cur.execute(self._head)
-                head = cur.fetchone()
-                row = self._linked(values, head or (0, GENESIS))
-                cur.execute(self._insert, row)
-                if head is None:
-                    cur.execute(self._head_new, (row[0], row[-1]))
-                elif self.db.backend != "sqlite":  # on SQLite the trigger has moved the head already
-                    cur.execute(self._head_set, (row[0], row[-1]))
-                if also is not None:
-                    also(cur)
-            return self._appended(row)
+                    return self._appended(rows)
+            return self._write_transaction(batch, None)
 
-    def _linked(self, values: dict[str, Any], head: tuple[int, str]) -> tuple[Any, ...]:
-        """The row that follows ``head`` (seq, hash): the columns in order, then the record's hash."""
-        values["seq"], values["prev_hash"] = head[0] + 1, head[1]
-        return (*_row_of(values), record_hash(values, self._key))
+    def _write_transaction(self, batch: list[dict[str, Any]], also: Callable[[Any], None] | None) -> list[int]:
+        with self.db.write("gateway_audit") as cur:
+            if self._last is None and self.db.backend == "sqlite":
+                cur.execute(_HEAD_FOLLOWS)  # before this process's first fast append (created at most once)
+            cur.execute(self._head)
+            head = cur.fetchone()
+            rows = self._chained(batch, head or (0, GENESIS))
+            cur.execute(self._insert_of(len(rows)), [v for row in rows for v in row])
+            if head is None:
+                cur.execute(self._head_new, (rows[-1][0], rows[-1][-1]))
+            elif self.db.backend != "sqlite":  # on SQLite the trigger has moved the head already
+                cur.execute(self._head_set, (rows[-1][0], rows[-1][-1]))
+            if also is not None:
+                also(cur)
+        return self._appended(rows)
 
-    def _appended(self, row: tuple[Any, ...]) -> int:
-        self._last = (row[0], row[-1])  # only once committed: a rolled-back record must not be linked to
+    def _insert_of(self, count: int) -> str:
+        """One INSERT statement for ``count`` records (one statement: one step, atomic even in autocommit)."""
+        statement = self._inserts.get(count)
+        if statement is None:
+            rows = ", ".join([f"({', '.join('?' * len(_STORED))})"] * count)
+            statement = f"INSERT INTO gateway_audit ({', '.join(_STORED)}) VALUES {rows}"
+            statement = self._inserts[count] = self.db.sql(statement)
+        return statement
+
+    def _chained(self, batch: list[dict[str, Any]], head: tuple[int, str]) -> list[tuple[Any, ...]]:
+        """The rows that follow ``head`` (seq, hash): each the columns in order, then the record's hash."""
+        rows = []
+        for values in batch:
+            values["seq"], values["prev_hash"] = head[0] + 1, head[1]
+            row = (*_row_of(values), record_hash(values, self._key))
+            rows.append(row)
+            head = (row[0], row[-1])
+        return rows
+
+    def _appended(self, rows: list[tuple[Any, ...]]) -> list[int]:
+        self._last = (rows[-1][0], rows[-1][-1])  # only once committed: a rolled-back record must not be linked to
         if self.anchorer is not None:
-            self.anchorer.note(row[0], row[-1])
-        return int(row[0])
+            for row in rows:
+                self.anchorer.note(row[0], row[-1])
+        return [int(row[0]) for row in rows]
 
     def close(self) -> None:
         """Write the closing checkpoint (when anchoring)."""

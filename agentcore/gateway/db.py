@@ -1,7 +1,8 @@
 """One database handle for the gateway's tables: SQLAlchemy engine for schema, a raw DBAPI connection for speed.
 
 Audit appends and rate-limit reservations must be serialised across processes and must be cheap (tens of µs),
-so they run as short explicit write transactions on one raw connection: ``BEGIN IMMEDIATE`` on SQLite, a
+so they run as short explicit write transactions on one raw connection: ``BEGIN IMMEDIATE`` on SQLite (after a
+blocking file lock that queues the writers of every process in the kernel, see :mod:`.writer_lock`), a
 transaction-scoped advisory lock on PostgreSQL. Durability is a setting: ``"process"`` (default) survives a
 crash of the process (SQLite WAL, synchronous=NORMAL); ``"power"`` fsyncs every commit (synchronous=FULL).
 WAL checkpoints (which fsync) run on a background thread instead of inside a caller's commit, so they do not
@@ -27,6 +28,7 @@ from sqlalchemy.exc import DatabaseError
 from sqlmodel import SQLModel
 
 from agentcore.errors import ConfigError
+from agentcore.gateway.writer_lock import WriterLock
 
 log = logging.getLogger(__name__)
 Durability = Literal["process", "power"]
@@ -78,6 +80,9 @@ class Database:
         self._raw: Any = None
         self._cursor: Any = None
         self._checkpointer: _Checkpointer | None = None
+        database = make_url(self.url).database if self.backend == "sqlite" else None
+        on_disk = database not in (None, "", ":memory:")
+        self.writers: WriterLock | None = WriterLock(f"{database}-writer.lock") if on_disk else None
 
     def create(self, tables: Sequence[Any]) -> None:
         """Create our tables if missing (never drops anything).
@@ -107,7 +112,7 @@ class Database:
                 database = make_url(self.url).database
                 if database not in (None, "", ":memory:"):
                     conn.execute("PRAGMA wal_autocheckpoint=0")
-                    self._checkpointer = _Checkpointer(self.engine, self.lock)
+                    self._checkpointer = _Checkpointer(self.engine, self.lock, self.writers)
             self._raw = raw
         return self._raw.driver_connection
 
@@ -120,13 +125,16 @@ class Database:
         """One statement as its own transaction: the cheapest durable write (on SQLite, one autocommit step)."""
         with self.lock:
             cursor = self._writer()
+            if self.writers is not None:
+                self.writers.acquire()
             try:
                 cursor.execute(statement, params)
                 if self.backend != "sqlite":
                     self._raw.driver_connection.commit()
             except BaseException:
-                self._rollback()
+                self._rollback()  # releases the writer lock too
                 raise
+            self._release_writers()
             self._restore_autocheckpoint_if_needed()
 
     def _writer(self) -> Any:
@@ -137,7 +145,13 @@ class Database:
     def _begin(self, lock_keys: tuple[str, ...]) -> Any:
         cursor = self._writer()
         if self.backend == "sqlite":
-            cursor.execute("BEGIN IMMEDIATE")
+            if self.writers is not None:
+                self.writers.acquire()  # released by _commit or _rollback
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._release_writers()
+                raise
         else:
             for lock_id in sorted({_lock_id(key) for key in lock_keys}):
                 cursor.execute("SELECT pg_advisory_xact_lock(%s)", (lock_id,))
@@ -147,8 +161,13 @@ class Database:
         if self.backend != "sqlite":
             self._raw.driver_connection.commit()
             return
-        self._cursor.execute("COMMIT")
+        self._cursor.execute("COMMIT")  # a failed COMMIT leaves the transaction open: _rollback releases
+        self._release_writers()
         self._restore_autocheckpoint_if_needed()
+
+    def _release_writers(self) -> None:
+        if self.writers is not None:
+            self.writers.release()
 
     def _restore_autocheckpoint_if_needed(self) -> None:
         """If the background checkpointer died, SQLite's own checkpoints keep the WAL bounded again."""
@@ -160,8 +179,12 @@ class Database:
         conn = self._raw.driver_connection
         if self.backend != "sqlite":
             conn.rollback()
-        elif conn.in_transaction:
-            self._cursor.execute("ROLLBACK")
+            return
+        try:
+            if conn.in_transaction:
+                self._cursor.execute("ROLLBACK")
+        finally:
+            self._release_writers()
 
     @contextmanager
     def read(self) -> Iterator[Any]:
@@ -218,6 +241,8 @@ class Database:
             if self._raw is not None:
                 self._raw.close()
                 self._raw = self._cursor = None
+            if self.writers is not None:
+                self.writers.close()
             self.engine.dispose()
 
 
@@ -264,9 +289,12 @@ class _Checkpointer:
     writers); past ``WAL_RESTART_PAGES`` one RESTART checkpoint lets the WAL start over. Every process sharing the
     file runs its own."""
 
-    def __init__(self, engine: Engine, writers: threading.RLock, interval_s: float = 0.25) -> None:
+    def __init__(
+        self, engine: Engine, writers: threading.RLock, others: WriterLock | None, interval_s: float = 0.25
+    ) -> None:
         self._engine = engine
         self._writers = writers
+        self._others = others
         self._interval_s = interval_s
         self._stop = threading.Event()
         self.failed = False
@@ -280,13 +308,22 @@ class _Checkpointer:
             while not self._stop.wait(self._interval_s):
                 _busy, wal_pages, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 if wal_pages > WAL_RESTART_PAGES:  # writes never paused long enough for the WAL to start over
-                    with self._writers:  # this process's writers wait; other processes' wait in the busy handler
-                        conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+                    with self._writers:  # this process's writers wait, and other processes' on the writer lock
+                        self._restart(conn)
         except Exception as error:  # the writer sees `failed` and turns SQLite's automatic checkpoints back on
             log.warning("background WAL checkpoints stopped: %s", error)
             self.failed = True
         finally:
             raw.close()
+
+    def _restart(self, conn: Any) -> None:
+        if self._others is not None:
+            self._others.acquire()
+        try:
+            conn.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+        finally:
+            if self._others is not None:
+                self._others.release()
 
     def stop(self) -> None:
         self._stop.set()

@@ -596,9 +596,21 @@ class Gateway:
         if plan.approval_id:
             settle = self.approvals.store.finish
             writes.append(functools.partial(settle, plan.approval_id, ok=outcome == "ok", result=result))
-        with self._pending_lock:
-            self._pending.extend(writes)
-        return self.record_pending_outcomes() == 0
+        if self._pending and self.record_pending_outcomes():  # earlier outcomes wait still: this one joins them
+            with self._pending_lock:
+                self._pending.extend(writes)
+            return False
+        for done, write in enumerate(writes):  # not under _pending_lock: concurrent outcomes share a commit
+            try:
+                write()
+            except BaseException as exc:
+                with self._pending_lock:
+                    self._pending.extend(writes[done:])
+                if not isinstance(exc, Exception):
+                    raise
+                log.exception("gateway: the outcome of call %s waits for the database", plan.event["call_id"])
+                return False
+        return True
 
     def _record(
         self,

@@ -1,0 +1,49 @@
+"""A blocking lock, shared by every process writing one SQLite file, taken around each write transaction.
+
+SQLite lets one writer in at a time and makes the others poll: its busy handler sleeps 1, 2, 5, 10, ... ms between
+tries, so under contention from other processes a commit of tens of microseconds waits milliseconds. Writers
+that first take this lock (``flock`` on a file beside the database) wait in the kernel instead and wake as soon as
+it is free, so SQLite's own lock is almost always free when they reach it. It only orders writers; SQLite's
+locking still decides correctness, so a writer that does not take it (the ``sqlite3`` shell, an older agentcore)
+is merely slower. The kernel drops the lock of a process that dies. Where ``flock`` does not exist (Windows)
+the lock does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+if sys.platform != "win32":
+    import fcntl
+
+
+class WriterLock:
+    """``acquire``/``release`` an exclusive lock on ``path`` (created empty if missing). Not reentrant; callers
+    serialise their own threads first. Reopened in a forked child, whose descriptor would share the parent's lock.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._fd = -1
+        self._pid = 0
+
+    def acquire(self) -> None:
+        if sys.platform == "win32":
+            return
+        if self._pid != os.getpid():
+            if self._fd >= 0:  # inherited: closing our copy leaves the parent's lock alone (LOCK_UN would not)
+                os.close(self._fd)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._pid = os.getpid()
+        fcntl.flock(self._fd, fcntl.LOCK_EX)  # releases the GIL while it waits
+
+    def release(self) -> None:
+        if sys.platform != "win32" and self._pid == os.getpid():
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._pid == os.getpid() and self._fd >= 0:
+            os.close(self._fd)
+        self._fd, self._pid = -1, 0
