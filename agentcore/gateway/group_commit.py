@@ -65,6 +65,8 @@ class GroupCommit(Generic[T, R]):
         self._mutex = threading.Lock()  # guards the queue and the lead; never held while writing
         self._queue: list[_Slot[T, R]] = []
         self._leading = False
+        self.batches = 0  # committed batches and the items in them: items / batches is the mean batch size
+        self.items = 0
 
     def submit(self, item: T) -> R:
         slot: _Slot[T, R] = _Slot(item)
@@ -116,3 +118,5 @@ class GroupCommit(Generic[T, R]):
             return
         for slot, result in zip(batch, results, strict=True):
             slot.result = result
+        self.batches += 1
+        self.items += len(batch)

@@ -1,0 +1,277 @@
+"""Group commit: concurrent callers share a commit, and nobody returns before their own write is committed."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcore.gateway import Gateway, ToolDenied
+from agentcore.gateway.audit import AuditLog
+from agentcore.gateway.db import Database
+from agentcore.gateway.group_commit import GroupCommit, WriteInterrupted
+
+POLICY = 'policy "p"\nallow t.hit.\n'
+
+
+def _together(count: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run ``work(i)`` in ``count`` threads released together; each result, or the exception it raised."""
+    start = threading.Barrier(count)
+    results: list[Any] = [None] * count
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            results[i] = work(i)
+        except Exception as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+class _Held:
+    """A batch writer whose first batch waits until released, so that every other caller queues behind it."""
+
+    def __init__(self, fail: Callable[[list[int]], bool] = lambda batch: False) -> None:
+        self.batches: list[list[int]] = []
+        self.committed: list[int] = []
+        self.first = threading.Event()
+        self.fail = fail
+
+    def __call__(self, batch: list[int]) -> list[int]:
+        if not self.batches:
+            self.batches.append(batch)
+            self.first.wait(timeout=30)
+        else:
+            self.batches.append(batch)
+        if self.fail(batch):
+            raise OSError("database or disk is full")
+        self.committed.extend(batch)
+        return [item * 10 for item in batch]
+
+
+def test_callers_that_arrive_during_a_commit_share_the_next_one() -> None:
+    writer = _Held()
+    group: GroupCommit[int, int] = GroupCommit(writer)
+    first = threading.Thread(target=group.submit, args=(0,))
+    first.start()
+    while not writer.batches:
+        time.sleep(0.001)
+    others = threading.Thread(target=lambda: _together(7, lambda i: group.submit(i + 1)))
+    others.start()
+    while len(group._queue) < 7:  # every other caller has queued behind the held commit
+        time.sleep(0.001)
+    writer.first.set()
+    first.join(timeout=30)
+    others.join(timeout=30)
+    assert writer.batches[0] == [0] and sorted(writer.batches[1]) == [1, 2, 3, 4, 5, 6, 7]
+    assert (group.batches, group.items) == (2, 8)
+
+
+def test_each_caller_gets_its_own_result_only_after_its_batch_committed() -> None:
+    writer = _Held()
+    group: GroupCommit[int, int] = GroupCommit(writer)
+    writer.first.set()
+
+    def submit(i: int) -> tuple[int, bool]:
+        result = group.submit(i)
+        return result, i in writer.committed  # committed before the caller was woken
+
+    assert _together(16, submit) == [(i * 10, True) for i in range(16)]
+
+
+def test_a_failed_batch_raises_for_every_caller_whose_write_fails_alone_too() -> None:
+    writer = _Held(fail=lambda batch: True)  # the disk stays full
+    group: GroupCommit[int, int] = GroupCommit(writer)
+    writer.first.set()
+    results = _together(8, group.submit)
+    assert all(isinstance(r, OSError) for r in results) and writer.committed == []
+
+
+def test_one_bad_item_fails_only_its_own_caller() -> None:
+    writer = _Held(fail=lambda batch: 3 in batch)
+    group: GroupCommit[int, int] = GroupCommit(writer)
+    first = threading.Thread(target=group.submit, args=(0,))
+    first.start()
+    while not writer.batches:
+        time.sleep(0.001)
+    others = threading.Thread(target=lambda: results.extend(_together(7, lambda i: group.submit(i + 1))))
+    results: list[Any] = []
+    others.start()
+    while len(group._queue) < 7:
+        time.sleep(0.001)
+    writer.first.set()
+    first.join(timeout=30)
+    others.join(timeout=30)
+    assert isinstance(results[2], OSError)
+    assert [r for i, r in enumerate(results) if i != 2] == [10, 20, 40, 50, 60, 70]
+
+
+def test_an_interrupted_leader_leaves_no_caller_of_its_batch_believing_it_was_written() -> None:
+    writer = _Held(fail=lambda batch: False)
+    second = writer.__call__
+
+    def interrupted(batch: list[int]) -> list[int]:
+        if len(writer.batches) == 1:  # the second batch: its leader is interrupted while writing
+            writer.batches.append(batch)
+            raise KeyboardInterrupt
+        return second(batch)
+
+    group: GroupCommit[int, int] = GroupCommit(interrupted)
+    outcomes: dict[int, BaseException | int] = {}
+
+    def submit(i: int) -> None:
+        try:
+            outcomes[i] = group.submit(i)
+        except BaseException as exc:
+            outcomes[i] = exc
+
+    first = threading.Thread(target=submit, args=(0,))
+    first.start()
+    while not writer.batches:
+        time.sleep(0.001)
+    others = [threading.Thread(target=submit, args=(i,)) for i in range(1, 5)]
+    for thread in others:
+        thread.start()
+    while len(group._queue) < 4:
+        time.sleep(0.001)
+    writer.first.set()
+    for thread in [first, *others]:
+        thread.join(timeout=30)
+    assert outcomes[0] == 0 and writer.committed == [0]
+    leader = next(i for i in range(1, 5) if isinstance(outcomes[i], KeyboardInterrupt))
+    assert all(isinstance(outcomes[i], WriteInterrupted) for i in range(1, 5) if i != leader)
+    assert group.submit(9) == 90  # the lead was given back: the next caller writes at once
+
+
+def test_max_batch_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        GroupCommit(lambda batch: batch, max_batch=0)
+
+
+# ---- through the gateway -------------------------------------------------------------------------------------
+def _gateway(tmp_path: Path, hold_s: float = 0.005) -> Gateway:
+    (tmp_path / "p.policy").write_text(POLICY)
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"))
+    write = gw.audit._group._write
+
+    def slow(batch: list[dict[str, Any]]) -> list[int]:  # each commit takes a while: callers pile up behind it
+        time.sleep(hold_s)
+        return write(batch)
+
+    gw.audit._group._write = slow
+    return gw
+
+
+def _started(log: AuditLog) -> dict[Any, str]:
+    """Argument ``n`` -> effect of every committed ``started`` decision, read as anyone else would."""
+    found = {}
+    for row in log.rows():
+        if row["kind"] == "decision" and row["outcome"] == "started":
+            found[json.loads(row["detail"])["args"]["n"]] = row["effect"]
+    return found
+
+
+def test_every_started_record_is_committed_before_its_tool_runs(tmp_path: Path) -> None:
+    gw = _gateway(tmp_path)
+    reader = AuditLog(Database(str(tmp_path / "gw.db")))  # its own connection: sees only what was committed
+    seen: dict[int, str | None] = {}
+
+    @gw.tool(name="t.hit")
+    def hit(n: int) -> int:
+        seen[n] = _started(reader).get(n)
+        return n
+
+    results = _together(8, lambda i: [gw.call("t.hit", {"n": i * 100 + k}, principal=f"u{i}") for k in range(5)])
+    assert results == [[i * 100 + k for k in range(5)] for i in range(8)]
+    assert len(seen) == 40 and set(seen.values()) == {"allow"}
+    group = gw.audit._group
+    assert group.items > group.batches  # the records really were batched
+    assert gw.audit.verify().ok and gw.audit.verify().records == 80
+    reader.db.close()
+    gw.close()
+
+
+def test_a_failed_batch_commit_denies_every_call_in_it(tmp_path: Path) -> None:
+    gw = _gateway(tmp_path)
+    ran: list[int] = []
+    gw.tool(lambda n: ran.append(n) or n, name="t.hit", schema={"type": "object"})
+    with gw.db.write("test") as cur:  # every started record is refused, as a full disk would
+        cur.execute(
+            "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN NEW.outcome = 'started' "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    results = _together(8, lambda i: gw.call("t.hit", {"n": i}, principal=f"u{i}"))
+    assert all(isinstance(r, ToolDenied) for r in results), results
+    assert ran == []
+    gw.close()
+
+
+CALLERS = textwrap.dedent(
+    """
+    import os, sys, threading
+    from agentcore import Gateway
+    gw = Gateway(sys.argv[1], database=sys.argv[2])
+    ran = os.open(sys.argv[3], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    gw.tool(lambda n: os.write(ran, f"{n}\\n".encode()) and n, name="t.hit", schema={"type": "object"})
+    count, lock = 0, threading.Lock()
+
+    def caller(t):
+        global count
+        for k in range(100000):
+            gw.call("t.hit", {"n": t * 100000 + k}, principal="u" + str(t))
+            with lock:
+                print(t * 100000 + k, flush=True)  # acknowledged: its outcome was committed before
+                count += 1
+
+    for t in range(8):
+        threading.Thread(target=caller, args=(t,), daemon=True).start()
+    threading.Event().wait()
+    """
+)
+
+
+def test_a_kill_9_during_batched_commits_loses_no_acknowledged_call(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+
+    (tmp_path / "p.policy").write_text(POLICY)
+    database, ran_file = str(tmp_path / "crash.db"), tmp_path / "ran.txt"
+    argv = [sys.executable, "-c", CALLERS, str(tmp_path / "p.policy"), database, str(ran_file)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    acknowledged = []
+    for line in proc.stdout:
+        acknowledged.append(int(line))
+        if len(acknowledged) >= 200:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    log = AuditLog(Database(database))
+    assert log.verify().ok
+    started = _started(log)
+    finished = set()
+    for row in log.rows():
+        if row["kind"] == "execution" and row["outcome"] == "ok":
+            finished.add(row["call_id"])
+    executed = [int(n) for n in ran_file.read_text().split()]
+    assert set(executed) <= set(started)  # no tool ran before its decision was committed
+    by_call = {}
+    for row in log.rows():
+        if row["kind"] == "decision":
+            by_call[json.loads(row["detail"])["args"]["n"]] = row["call_id"]
+    assert all(by_call[n] in finished for n in acknowledged)  # every acknowledged call has its outcome
+    log.db.close()
