@@ -4,9 +4,11 @@ are added, (c) MCP proxy vs direct.
 Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call, for the default
 (crash-safe) durability and the power-loss-safe one; both commit the allow decision before the tool runs and the
 outcome after it (two commits per call). (b) runs the default setting with 1, 4 and 16 threads sharing one gateway,
-and 1 and 4 processes sharing one SQLite database, for a fixed time each. (c) runs a real upstream MCP server
-(streamable HTTP) and the gateway proxy in front of it, and drives both with the official MCP client at 1, 8 and 32
-concurrent clients.
+and 1 and 4 processes sharing one SQLite database, for a fixed time each; besides calls/s it reports the CPU time
+per call (all threads or processes together: the work done, where wall time also counts the waits for a shared
+machine's CPUs) and how many audit records each commit carried (concurrent callers share commits). (c) runs a real
+upstream MCP server (streamable HTTP) and the gateway proxy in front of it, and drives both with the official MCP
+client at 1, 8 and 32 concurrent clients.
 
     python bench/gateway.py [--calls 5000] [--seconds 3] [--mcp-calls 300] [--skip-mcp]
 """
@@ -135,12 +137,19 @@ def _loop(gw: Any, until: float, latencies: list[float]) -> None:
         latencies.append(clock() - start)
 
 
-def _summary(latencies: list[float], seconds: float) -> dict[str, Any]:
+def _summary(latencies: list[float], seconds: float, cpu_s: float, commits: tuple[int, int]) -> dict[str, Any]:
+    """``commits``: (batches committed, records in them) by the audit's group commit."""
     return {
         "calls_per_s": round(len(latencies) / seconds),
         "p50_us": round(percentile(latencies, 0.5) * 1e6, 1),
         "p99_us": round(percentile(latencies, 0.99) * 1e6, 1),
+        "cpu_us_per_call": round(cpu_s / max(1, len(latencies)) * 1e6, 1),
+        "records_per_commit": round(commits[1] / max(1, commits[0]), 2),
     }
+
+
+def _commits(gw: Any) -> tuple[int, int]:
+    return gw.audit._group.batches, gw.audit._group.items
 
 
 def _gateway(folder: Path, database: Path) -> Any:
@@ -158,9 +167,12 @@ def worker(folder: str, database: str, start: float, seconds: float) -> None:
     gw = _gateway(Path(folder), Path(database))
     latencies: list[float] = []
     time.sleep(max(0.0, start - time.time()))
+    cpu, commits = time.process_time(), _commits(gw)
     _loop(gw, time.perf_counter() + seconds, latencies)
+    cpu, after = time.process_time() - cpu, _commits(gw)
     gw.close()
-    print(json.dumps(latencies))
+    made = [b - a for a, b in zip(commits, after, strict=True)]
+    print(json.dumps({"latencies": latencies, "cpu_s": cpu, "commits": made}))
 
 
 def throughput(seconds: float) -> dict[str, Any]:
@@ -173,12 +185,15 @@ def throughput(seconds: float) -> dict[str, Any]:
         for n in (1, 4, 16):
             per_thread: list[list[float]] = [[] for _ in range(n)]
             until = time.perf_counter() + seconds
+            cpu, commits = time.process_time(), _commits(gw)
             threads = [threading.Thread(target=_loop, args=(gw, until, lat)) for lat in per_thread]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            results[f"threads_{n}"] = _summary([x for lat in per_thread for x in lat], seconds)
+            cpu, after = time.process_time() - cpu, _commits(gw)
+            made = (after[0] - commits[0], after[1] - commits[1])
+            results[f"threads_{n}"] = _summary([x for lat in per_thread for x in lat], seconds, cpu, made)
         assert gw.audit.verify().ok
         gw.close()
         database = folder / "processes.db"
@@ -187,8 +202,10 @@ def throughput(seconds: float) -> dict[str, Any]:
             start = time.time() + 3 + n  # after every interpreter has started and warmed up
             argv = [sys.executable, __file__, "--worker", str(folder), str(database), str(start), str(seconds)]
             procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(n)]
-            latencies = [x for proc in procs for x in json.loads(proc.communicate(timeout=300)[0])]
-            results[f"processes_{n}"] = _summary(latencies, seconds)
+            runs = [json.loads(proc.communicate(timeout=300)[0]) for proc in procs]
+            latencies = [x for run in runs for x in run["latencies"]]
+            commits = (sum(run["commits"][0] for run in runs), sum(run["commits"][1] for run in runs))
+            results[f"processes_{n}"] = _summary(latencies, seconds, sum(run["cpu_s"] for run in runs), commits)
     one_thread, one_process = results["threads_1"]["calls_per_s"], results["processes_1"]["calls_per_s"]
     results["ratios"] = {
         "threads_4_vs_1": round(results["threads_4"]["calls_per_s"] / one_thread, 2),

@@ -46,6 +46,7 @@ _keyed_header_of = operator.itemgetter(*(c for c in _COLUMNS if c != "detail"))
 _row_of = operator.itemgetter(*_COLUMNS)
 _ERASED = canonical.dumps({"erased": True})
 _unkeyed_warned = False
+_CONTENDED_BATCHES = 64  # batches that read the head first after another process was seen appending
 _MAX_BATCH = 64  # records per commit: 17 columns each, well inside SQLite's 32,766 bound parameters
 
 
@@ -203,6 +204,7 @@ class AuditLog:
         self._head_set = db.sql("UPDATE gateway_audit_head SET seq = ?, hash = ? WHERE id = 1")
         self._base = db.sql("SELECT seq, hash, ts, key_id, mac FROM gateway_audit_base WHERE id = 1")
         self._last: tuple[int, str] | None = None  # (seq, hash) of this process's latest append
+        self._contended = 0  # batches left to append with the head read first
 
     def append(self, event: AuditEvent, also: Callable[[Any], None] | None = None) -> int:
         """Append and commit one record; return its sequence number.
@@ -229,18 +231,21 @@ class AuditLog:
 
         On SQLite, a batch usually goes in as one autocommitted INSERT linked to this process's latest record,
         with a trigger moving the head: if another process appended meanwhile, that seq is taken, the primary key
-        refuses the INSERT, and the batch is appended after reading the head in a write transaction instead.
+        refuses the INSERT, and the batch is appended after reading the head in a write transaction instead (as
+        are the next ``_CONTENDED_BATCHES`` batches: while other processes append too, the guess mostly fails).
         """
         now = time.time()
         for values in batch:
             values["ts"] = now
         with self.db.lock:
-            if self._last is not None and self.db.backend == "sqlite":
+            if self._contended:
+                self._contended -= 1
+            elif self._last is not None and self.db.backend == "sqlite":
                 rows = self._chained(batch, self._last)
                 try:
                     self.db.execute_alone(self._insert_of(len(rows)), [v for row in rows for v in row])
                 except sqlite3.IntegrityError:  # another process appended since: read the head and retry
-                    pass
+                    self._contended = _CONTENDED_BATCHES
                 else:
                     return self._appended(rows)
             return self._write_transaction(batch, None)
