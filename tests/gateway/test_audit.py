@@ -156,6 +156,35 @@ def test_two_writers_on_one_file_keep_one_chain(tmp_path: Path) -> None:
     assert [row["call_id"] for row in first.rows()] == [f"c{i}" for i in range(7)]
 
 
+def test_after_a_conflict_the_next_batches_read_the_head_first(tmp_path: Path) -> None:
+    url = str(tmp_path / "shared.db")
+    first, second = AuditLog(Database(url)), AuditLog(Database(url))
+    first.append(_event(0))
+    second.append(_event(1))
+    assert first._contended == 0
+    first.append(_event(2))  # its guess (seq 2) is taken: the conflict switches it to reading the head
+    assert first._contended == 64
+    second.append(_event(3))
+    first.append(_event(4))  # read the head first: no conflict, one fewer batch to go
+    assert first._contended == 63 and second._contended == 64
+    assert first.verify().ok and first.verify().records == 5
+
+
+def test_one_batch_of_records_is_chained_in_order(tmp_path: Path) -> None:
+    log = AuditLog(Database(str(tmp_path / "a.db")))
+    log.append(_event(0))
+    values = []
+    for i in (1, 2, 3):
+        event = _event(i)
+        values.append({"kind": event.kind, "call_id": event.call_id, "tool": event.tool, "principal": "",
+                       "agent": None, "session": None, "tenant": None, "effect": event.effect, "outcome": None,
+                       "mode": "enforce", "bundle_hash": "", "detail": "{}", "key_id": None})  # fmt: skip
+    assert log._write(values) == [2, 3, 4]  # one statement for the three
+    result = log.verify()
+    assert result.ok and result.records == 4, result
+    assert [row["call_id"] for row in log.rows()] == ["c0", "c1", "c2", "c3"]
+
+
 def test_a_rolled_back_append_is_not_linked_to(tmp_path: Path) -> None:
     log = AuditLog(Database(str(tmp_path / "a.db")))
     assert log.append(_event(0)) == 1
