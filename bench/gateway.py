@@ -4,11 +4,11 @@ are added, (c) MCP proxy vs direct.
 Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call, for the default
 (crash-safe) durability and the power-loss-safe one; both commit the allow decision before the tool runs and the
 outcome after it (two commits per call). (b) runs the default setting with 1, 4 and 16 threads sharing one gateway,
-and 1 and 4 processes sharing one SQLite database, for a fixed time each; besides calls/s it reports the CPU time
-per call (all threads or processes together: the work done, where wall time also counts the waits for a shared
-machine's CPUs) and how many audit records each commit carried (concurrent callers share commits). (c) runs a real
-upstream MCP server (streamable HTTP) and the gateway proxy in front of it, and drives both with the official MCP
-client at 1, 8 and 32 concurrent clients.
+and 1 and 4 processes sharing one SQLite database (4 also without the writer lock, as its peer), for a fixed time
+each; besides calls/s it reports the CPU time per call (all threads or processes together: the work done, where
+wall time also counts the waits for a shared machine's CPUs) and how many audit records each commit carried
+(concurrent callers share commits). (c) runs a real upstream MCP server (streamable HTTP) and the gateway proxy in
+front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients.
 
     python bench/gateway.py [--calls 5000] [--seconds 3] [--mcp-calls 300] [--skip-mcp]
 """
@@ -162,9 +162,12 @@ def _gateway(folder: Path, database: Path) -> Any:
     return gw
 
 
-def worker(folder: str, database: str, start: float, seconds: float) -> None:
-    """One process of the multi-process run: prints its latencies (seconds) as one JSON list."""
+def worker(folder: str, database: str, start: float, seconds: float, writer_lock: bool) -> None:
+    """One process of the multi-process run: prints its latencies (seconds), CPU time and commits as JSON.
+    Without ``writer_lock`` its writers wait in SQLite's busy handler, as before the lock existed (the peer)."""
     gw = _gateway(Path(folder), Path(database))
+    if not writer_lock:
+        gw.db.writers = None
     latencies: list[float] = []
     time.sleep(max(0.0, start - time.time()))
     cpu, commits = time.process_time(), _commits(gw)
@@ -198,19 +201,23 @@ def throughput(seconds: float) -> dict[str, Any]:
         gw.close()
         database = folder / "processes.db"
         _gateway(folder, database).close()  # the schema, once
-        for n in (1, 4):
+        for n, lock in ((1, "lock"), (4, "lock"), (4, "nolock")):
             start = time.time() + 3 + n  # after every interpreter has started and warmed up
-            argv = [sys.executable, __file__, "--worker", str(folder), str(database), str(start), str(seconds)]
+            argv = [sys.executable, __file__, "--worker", str(folder), str(database), str(start), str(seconds), lock]
             procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(n)]
             runs = [json.loads(proc.communicate(timeout=300)[0]) for proc in procs]
             latencies = [x for run in runs for x in run["latencies"]]
             commits = (sum(run["commits"][0] for run in runs), sum(run["commits"][1] for run in runs))
-            results[f"processes_{n}"] = _summary(latencies, seconds, sum(run["cpu_s"] for run in runs), commits)
+            name = f"processes_{n}" + ("" if lock == "lock" else "_without_writer_lock")
+            results[name] = _summary(latencies, seconds, sum(run["cpu_s"] for run in runs), commits)
     one_thread, one_process = results["threads_1"]["calls_per_s"], results["processes_1"]["calls_per_s"]
     results["ratios"] = {
         "threads_4_vs_1": round(results["threads_4"]["calls_per_s"] / one_thread, 2),
         "threads_16_vs_1": round(results["threads_16"]["calls_per_s"] / one_thread, 2),
         "processes_4_vs_1": round(results["processes_4"]["calls_per_s"] / one_process, 2),
+        "processes_4_without_writer_lock_vs_1": round(
+            results["processes_4_without_writer_lock"]["calls_per_s"] / one_process, 2
+        ),
     }
     return results
 
@@ -336,11 +343,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each throughput run")
     parser.add_argument("--skip-mcp", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)  # one process of the multi-process run
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)  # one process of the multi-process run
     options = parser.parse_args()
     if options.worker:
-        folder, database, start, seconds = options.worker
-        worker(folder, database, float(start), float(seconds))
+        folder, database, start, seconds, lock = options.worker
+        worker(folder, database, float(start), float(seconds), writer_lock=lock == "lock")
         return
     report: dict[str, Any] = {
         "bench": "gateway",
