@@ -211,7 +211,8 @@ class AuditLog:
 
         Concurrent appends share one commit (:mod:`.group_commit`); each returns only once its own record is
         committed, and raises if it was not. ``also(cursor)`` runs in the same transaction, so related state
-        (an approval's sign-off) commits atomically with the record; such a record is written on its own.
+        (an approval's sign-off) commits atomically with the record; such a record is written on its own. Never
+        call it holding ``db.lock``: the caller leading the batch needs that lock to write it.
         """
         _warn_if_unkeyed(self._key)
         values = dict(zip(_EVENT_FIELDS, _event_fields_of(event), strict=True))
