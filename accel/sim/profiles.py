@@ -73,6 +73,9 @@ class ChipSpec(BaseModel):
     hbm_tbps: Figure
     sram_mib: Figure
     link_gbps: Figure
+    link_latency_us: Figure | None = None  # per-step latency of a collective over the chip-to-chip links
+    network_gbps: Figure | None = None  # scale-out network (EFA) per chip, GB/s: pipeline stages across nodes
+    scaleup_chips: Figure | None = None  # largest chip-to-chip (NeuronLink / NVLink) domain it is sold in
     power_watts: Figure
     idle_watts: Figure
     usd_per_chip_hour: Figure

@@ -1,0 +1,1 @@
+"""Simulated LLM serving: model catalogue, analytical cost model, continuous-batching simulation, capacity."""
