@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Engine, create_engine, event, func, insert, literal, select
+from sqlalchemy import Engine, create_engine, event, func, insert, inspect, literal, select, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Field, SQLModel
 
@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 DATABASE_ENV = "AGENTCORE_DATABASE_URL"
 DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
-GROUP_KEYS = ("tenant", "agent", "user", "model", "variant", "profile", "device")
-GroupKey = Literal["tenant", "agent", "user", "model", "variant", "profile", "device"]
+GROUP_KEYS = ("tenant", "agent", "user", "model", "variant", "profile", "device", "kind")
+GroupKey = Literal["tenant", "agent", "user", "model", "variant", "profile", "device", "kind"]
+# Columns added after the first release, with the value existing rows get (ALTER TABLE ... ADD COLUMN).
+_ADDED_COLUMNS = {"kind": ("VARCHAR", "'embedding'"), "input_tokens": ("INTEGER", "0"), "output_tokens": ("INTEGER", "0")}
 
 
 class ReceiptRow(SQLModel, table=True):
@@ -49,10 +51,13 @@ class ReceiptRow(SQLModel, table=True):
     user: str | None = Field(default=None, index=True)
     model: str = Field(index=True)
     variant: str
+    kind: str = "embedding"  # embedding, llm, ... (a column added in place to older ledgers)
     profile: str | None = None
     items: int
     batches: int
     tokens: int
+    input_tokens: int = 0  # LLM calls: prompt and completion tokens priced by the serving model
+    output_tokens: int = 0
     cpu_seconds: float
     queue_seconds: float
     device_seconds: float
@@ -111,6 +116,20 @@ def _engine(url: str) -> Engine:
     return engine
 
 
+def _migrate(engine: Engine) -> None:
+    """Add the columns a ledger written by an older version lacks, in place (existing rows keep their data)."""
+    present = {column["name"] for column in inspect(engine).get_columns(ReceiptRow.__tablename__)}
+    missing = {name: spec for name, spec in _ADDED_COLUMNS.items() if name not in present}
+    if not missing:
+        return
+    with engine.begin() as connection:
+        for name, (sql_type, default) in missing.items():
+            connection.execute(
+                text(f"ALTER TABLE {ReceiptRow.__tablename__} ADD COLUMN {name} {sql_type} NOT NULL DEFAULT {default}")
+            )
+    log.info("ledger schema: added columns %s to %s", ", ".join(missing), ReceiptRow.__tablename__)
+
+
 # Ledgers holding unwritten receipts, held strongly so a temporary Accelerator's receipts outlive it.
 _UNFLUSHED: set[Ledger] = set()
 _UNFLUSHED_LOCK = threading.Lock()
@@ -146,6 +165,7 @@ class Ledger:
             engine = _engine(url)
         self.engine = engine
         SQLModel.metadata.create_all(engine, tables=[ReceiptRow.__table__, ReceiptDeviceRow.__table__])  # type: ignore[attr-defined]
+        _migrate(engine)
         self.buffer = max(1, buffer)
         if flush_interval_s <= 0:
             raise ConfigError(f"flush_interval_s must be positive, got {flush_interval_s}")
@@ -223,12 +243,13 @@ class Ledger:
         user: str | None = None,
         model: str | None = None,
         device: str | None = None,
+        kind: str | None = None,
         window: timedelta | None = None,
         now: datetime | None = None,
     ) -> Spend:
         """Dollars, joules and device-seconds charged to the matching receipts in the last ``window``."""
         rows = self.report(
-            by=(), tenant=tenant, agent=agent, user=user, model=model, device=device, window=window, now=now
+            by=(), tenant=tenant, agent=agent, user=user, model=model, device=device, kind=kind, window=window, now=now
         )
         return Spend(**rows[0].model_dump(exclude={"group"})) if rows else Spend()
 
@@ -241,6 +262,7 @@ class Ledger:
         user: str | None = None,
         model: str | None = None,
         device: str | None = None,
+        kind: str | None = None,
         window: timedelta | None = None,
         now: datetime | None = None,
     ) -> list[SpendRow]:
@@ -254,7 +276,7 @@ class Ledger:
             (ReceiptDeviceRow.device if key == "device" else getattr(ReceiptRow, key)).label(key)  # type: ignore[union-attr]
             for key in by
         ]
-        clauses = self._filters(source, window, now, tenant=tenant, agent=agent, user=user, model=model)
+        clauses = self._filters(source, window, now, tenant=tenant, agent=agent, user=user, model=model, kind=kind)
         if device is not None:
             clauses.append(ReceiptDeviceRow.device == device)
         query = select(

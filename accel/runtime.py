@@ -43,6 +43,9 @@ class Receipt(BaseModel):
     items: int
     batches: int
     tokens: int = 0
+    kind: str = "embedding"  # what ran: embedding, llm, ...
+    input_tokens: int = 0
+    output_tokens: int = 0
     truncated: int = 0
     cpu_seconds: float
     # simulated on ``profile`` (see agentcore.accel.sim): not measured

@@ -149,6 +149,7 @@ class PublishedResult(BaseModel):
     metric: Metric
     value: float = Field(gt=0)
     fitted: bool = False
+    known_gap: str | None = Field(default=None, description="why the model misses this point by more than 25%")
 
 
 class LLMCatalogue:

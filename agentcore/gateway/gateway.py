@@ -60,9 +60,12 @@ from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
+from agentcore.errors import ConfigError
+from agentcore.policies.text import canonical_text
 
 if TYPE_CHECKING:
     from agentcore.accel.ledger import Ledger
+    from agentcore.accel.runtime import Receipt
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +157,7 @@ class Gateway:
         self.store = open_store(state, self.db)
         self.context = GatewayContext(self.store, resolver_timeout_s)
         self._tool_threads = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="agentcore-tool")
+        self.ledger = ledger
         if ledger is not None:
             self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
@@ -642,6 +646,29 @@ class Gateway:
             except Exception:
                 log.exception("gateway: %d outcome write(s) wait for the database", len(self._pending))
             return len(self._pending)
+
+    def record_llm_usage(
+        self,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        user: str | None = None,
+        agent: str | None = None,
+        tenant: str | None = None,
+        device: str = "trn3",
+    ) -> Receipt:
+        """Charge one LLM call's tokens (priced by the simulated serving model) to the ledger budget rules read."""
+        if self.ledger is None:
+            raise ConfigError("this gateway has no ledger: create it with Gateway(..., ledger=Ledger()) to record spend")
+        from agentcore.accel.serving.usage import record_llm_usage  # lazily: accel imports onnx (seconds)
+
+        ids = {name: canonical_text(value) if value is not None else None for name, value in
+               (("user", user), ("agent", agent), ("tenant", tenant))}  # fmt: skip
+        return record_llm_usage(
+            self.ledger, model, input_tokens, output_tokens, device=device, tenant=ids["tenant"] or "default",
+            agent=ids["agent"], user=ids["user"],
+        )  # fmt: skip
 
     def forget(self, subject: str) -> ForgetReport:
         """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`)."""
