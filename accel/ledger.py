@@ -36,7 +36,11 @@ DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
 GROUP_KEYS = ("tenant", "agent", "user", "model", "variant", "profile", "device", "kind")
 GroupKey = Literal["tenant", "agent", "user", "model", "variant", "profile", "device", "kind"]
 # Columns added after the first release, with the value existing rows get (ALTER TABLE ... ADD COLUMN).
-_ADDED_COLUMNS = {"kind": ("VARCHAR", "'embedding'"), "input_tokens": ("INTEGER", "0"), "output_tokens": ("INTEGER", "0")}
+_ADDED_COLUMNS = {
+    "kind": ("VARCHAR", "'embedding'"),
+    "input_tokens": ("INTEGER", "0"),
+    "output_tokens": ("INTEGER", "0"),
+}
 
 
 class ReceiptRow(SQLModel, table=True):

@@ -9,16 +9,18 @@ bisection, and the fleet follows by division: a million-chip answer costs a few 
 from __future__ import annotations
 
 import math
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcore.accel.errors import ProfileError, WorkloadError
 from agentcore.accel.serving.catalogue import LLMCatalogue
 from agentcore.accel.serving.costmodel import Layout, ReplicaCost
+from agentcore.accel.serving.pricing import rate_card
 from agentcore.accel.serving.simulation import Requests, simulate
 from agentcore.accel.sim.profiles import ChipSpec
 from agentcore.accel.sim.workload import BurstArrivals, PoissonArrivals
 
-_BISECTION_STEPS = 8
+_BISECTION_STEPS = 7
 
 
 class SessionShape(BaseModel):
@@ -43,7 +45,7 @@ class LLMCapacityQuestion(BaseModel):
     tp: tuple[int, ...] = Field(default=(), description="tensor-parallel degrees to try; empty = powers of two")
     pp: tuple[int, ...] = (1, 2)
     max_batch: tuple[int, ...] = (64, 256)
-    probe_requests: int = Field(default=1500, ge=100, description="requests simulated per probe load")
+    probe_requests: int = Field(default=1000, ge=100, description="requests simulated per probe load")
 
 
 class LayoutPlan(BaseModel):
@@ -102,7 +104,9 @@ class _Prober:
         ttft, tpot, _ = self.p99(BurstArrivals(size=1))
         if ttft > q.ttft_p99_ms or tpot > q.tpot_p99_ms:
             raise WorkloadError(f"one request alone takes TTFT {ttft:.1f} ms / TPOT {tpot:.2f} ms")
-        _, _, ceiling = self.p99(BurstArrivals(size=q.probe_requests))
+        shape = (q.session.input_tokens, q.session.output_tokens)
+        card = rate_card(self.cost, shape)
+        ceiling = 1 / (card.price(*shape).chip_seconds / self.cost.layout.chips)  # requests/s at saturation
         low, high, best = 0.0, ceiling, (ttft, tpot)
         for _ in range(_BISECTION_STEPS):
             middle = (low + high) / 2
@@ -117,40 +121,54 @@ class _Prober:
 
 
 def plan_llm_capacity(question: LLMCapacityQuestion, chip: ChipSpec, catalogue: LLMCatalogue) -> LLMCapacityPlan:
-    """Cheapest layout and fleet of ``chip`` for ``question``; infeasible layouts are listed with the reason."""
+    """Cheapest layout and fleet of ``chip`` for ``question``; infeasible layouts are listed with the reason.
+
+    Layouts are tried cheapest-at-saturation first (their rate card is a lower bound on what a request can
+    cost under any latency target), and the search stops once that bound exceeds the best plan found.
+    """
     model = catalogue.model(question.model)
     efficiency = catalogue.efficiency(chip.key)
+    shape = (question.session.input_tokens, question.session.output_tokens)
     target_rps = question.sessions_per_s * question.session.turns
-    plans: list[LayoutPlan] = []
+    ranked: list[tuple[float, str, ReplicaCost]] = []
     rejected: dict[str, str] = {}
-    probes = 0
     for layout in _candidates(question, chip):
         label = f"tp{layout.tp}-pp{layout.pp}-b{layout.max_batch}-{layout.precision}"
         try:
             cost = ReplicaCost(model, chip, efficiency, layout)
-            cost.kv_capacity_tokens  # noqa: B018 - raises when the weights do not fit
-            prober = _Prober(cost, question)
-            try:
-                rate, ttft, tpot = prober.best_rate()
-            finally:
-                probes += prober.runs
-        except (ProfileError, WorkloadError) as error:
+            floor = rate_card(cost, shape).price(*shape).usd
+        except ProfileError as error:
             rejected[label] = str(error)
             continue
+        ranked.append((floor, label, cost))
+    ranked.sort(key=lambda entry: entry[0])
+    plans: list[LayoutPlan] = []
+    probes = 0
+    for floor, label, cost in ranked:
+        if plans and floor * target_rps * 3600 >= plans[0].usd_per_hour:
+            rejected[label] = "costs more than the best plan even at saturation (not simulated)"
+            continue
+        prober = _Prober(cost, question)
+        try:
+            rate, ttft, tpot = prober.best_rate()
+        except WorkloadError as error:
+            rejected[label] = str(error)
+            continue
+        finally:
+            probes += prober.runs
         replicas = math.ceil(target_rps / rate)
         usd_per_hour = replicas * cost.usd_per_second * 3600
         plans.append(
             LayoutPlan(
-                layout=layout, replica_chips=layout.chips, per_replica_rps=rate, ttft_p99_ms=ttft, tpot_p99_ms=tpot,
-                replicas=replicas, chips=replicas * layout.chips, usd_per_hour=usd_per_hour,
+                layout=cost.layout, replica_chips=cost.layout.chips, per_replica_rps=rate, ttft_p99_ms=ttft,
+                tpot_p99_ms=tpot, replicas=replicas, chips=replicas * cost.layout.chips, usd_per_hour=usd_per_hour,
                 usd_per_session=usd_per_hour / 3600 / question.sessions_per_s,
             )
         )  # fmt: skip
+        plans.sort(key=lambda plan: (plan.usd_per_hour, plan.chips))
     if not plans:
         reasons = "; ".join(f"{label}: {why}" for label, why in list(rejected.items())[:4])
         raise WorkloadError(f"no layout of {chip.name} serves {model.name} within the targets ({reasons})")
-    plans.sort(key=lambda plan: (plan.usd_per_hour, plan.chips))
     return LLMCapacityPlan(
         model=model.key, chip=chip.key, best=plans[0], candidates=plans, rejected=rejected, probes=probes
     )
-

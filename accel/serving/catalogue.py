@@ -205,7 +205,9 @@ def build_catalogue(layers: Iterable[Mapping[str, Any]]) -> LLMCatalogue:
     try:
         sources = {key: Source.model_validate(raw) for key, raw in merged["sources"].items()}
         models = {key: Architecture.model_validate({"key": key, **raw}) for key, raw in merged["models"].items()}
-        published = {key: PublishedResult.model_validate({"key": key, **raw}) for key, raw in merged["published"].items()}
+        published = {
+            key: PublishedResult.model_validate({"key": key, **raw}) for key, raw in merged["published"].items()
+        }
         efficiency = Efficiency.model_validate(_figures(defaults, "[serving.defaults]"))
     except ValidationError as error:
         raise ProfileError(f"invalid LLM catalogue data: {error}") from error

@@ -105,20 +105,32 @@ class ReplicaCost:
         dense = model.layers * (model.attention_params + model.hidden * model.experts) + model.lm_head_params
         return (dense + model.layers * touched * model.expert_params) * self.weight_element
 
-    def attention_flops(self, keys: float, queries: float) -> float:
-        """Attention FLOPs for ``queries`` tokens attending ``keys`` keys in total (windowed layers capped)."""
-        return self.model.attention_flops_coefficient * keys + self.model.window_flops_per_token * queries
-
     def step_seconds(self, tokens: int, keys: float) -> float:
         """One iteration: ``tokens`` new tokens (decode + prefill) attending ``keys`` cached+new keys in total."""
         if tokens <= 0:
             return 0.0
-        pp = self.layout.pp
-        flops = tokens * self.model.linear_flops_per_token + self.attention_flops(keys, tokens)
-        memory = self.streamed_weight_bytes(tokens) + self.kv_per_token * (keys + tokens) / pp
-        roofline = max(flops / (pp * self.peak), memory / self.bandwidth)
-        links = self.collective_fixed + self.hop_fixed + tokens * (self.collective_per_token + self.hop_per_token)
-        return roofline + links + self.overhead
+        c = self._constants
+        weights = c[0] if c[0] >= 0 else self.streamed_weight_bytes(tokens)
+        compute = (tokens * c[1] + keys * c[2]) * c[3]
+        memory = (weights + (keys + tokens) * c[4]) * c[5]
+        return (compute if compute > memory else memory) + c[6] + tokens * c[7]
+
+    @cached_property
+    def _constants(self) -> tuple[float, ...]:
+        """The iteration formula's coefficients, folded once (the simulator calls it per iteration)."""
+        model, pp = self.model, self.layout.pp
+        dense = -1.0 if model.moe else self.streamed_weight_bytes(1)
+        per_token_flops = model.linear_flops_per_token + model.window_flops_per_token
+        return (
+            dense,
+            per_token_flops,
+            model.attention_flops_coefficient,
+            1 / (pp * self.peak),
+            self.kv_per_token / pp,
+            1 / self.bandwidth,
+            self.collective_fixed + self.hop_fixed + self.overhead,
+            self.collective_per_token + self.hop_per_token,
+        )
 
     @property
     def watts(self) -> float:

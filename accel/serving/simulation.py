@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcore.accel.errors import WorkloadError
-from agentcore.accel.serving.costmodel import ReplicaCost
+from agentcore.accel.serving.costmodel import Layout, ReplicaCost
 from agentcore.accel.sim.workload import Arrivals
 
 
@@ -177,7 +177,7 @@ class ServingReport(BaseModel):
     simulated: bool = True
     model: str
     device: str
-    layout: dict[str, int | str]
+    layout: Layout
     replicas: int
     chips: int
     requests: int
@@ -210,7 +210,9 @@ def simulate(
         raise WorkloadError(f"replicas must be at least 1, got {replicas}")
     started = time.perf_counter()
     times, prompts, outputs = requests.draw()
-    runs = [simulate_replica(cost, times[r::replicas], prompts[r::replicas], outputs[r::replicas]) for r in range(replicas)]
+    runs = [
+        simulate_replica(cost, times[r::replicas], prompts[r::replicas], outputs[r::replicas]) for r in range(replicas)
+    ]
     return summarise(cost, runs, device=device, ttft_slo_ms=ttft_slo_ms, tpot_slo_ms=tpot_slo_ms, started=started)
 
 
@@ -232,14 +234,12 @@ def summarise(
     usd = len(runs) * makespan * cost.usd_per_second
     produced = sum(run.output_tokens for run in runs)
     good = int(((ttft * 1000 <= ttft_slo_ms) & (tpot * 1000 <= tpot_slo_ms)).sum())
-    layout = cost.layout
     return ServingReport(
         model=cost.model.key,
         device=device or chip.key,
-        layout={"tp": layout.tp, "pp": layout.pp, "precision": layout.precision, "max_batch": layout.max_batch,
-                "chunk_tokens": layout.chunk_tokens},  # fmt: skip
+        layout=cost.layout,
         replicas=len(runs),
-        chips=len(runs) * layout.chips,
+        chips=len(runs) * cost.layout.chips,
         requests=len(ttft),
         iterations=sum(run.iterations for run in runs),
         ttft=Percentiles.of(ttft),

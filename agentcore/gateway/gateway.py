@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
+from agentcore.errors import ConfigError
 from agentcore.gateway.anchors import AnchorSink, open_sink
 from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
@@ -60,7 +61,6 @@ from agentcore.gateway.telemetry import annotate_span
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
-from agentcore.errors import ConfigError
 from agentcore.policies.text import canonical_text
 
 if TYPE_CHECKING:
@@ -660,15 +660,16 @@ class Gateway:
     ) -> Receipt:
         """Charge one LLM call's tokens (priced by the simulated serving model) to the ledger budget rules read."""
         if self.ledger is None:
-            raise ConfigError("this gateway has no ledger: create it with Gateway(..., ledger=Ledger()) to record spend")
+            raise ConfigError(
+                "this gateway has no ledger: create it with Gateway(..., ledger=Ledger()) to record spend"
+            )
         from agentcore.accel.serving.usage import record_llm_usage  # lazily: accel imports onnx (seconds)
 
-        ids = {name: canonical_text(value) if value is not None else None for name, value in
-               (("user", user), ("agent", agent), ("tenant", tenant))}  # fmt: skip
+        user, agent = (canonical_text(name) if name is not None else None for name in (user, agent))
+        tenant = canonical_text(tenant or "default")
         return record_llm_usage(
-            self.ledger, model, input_tokens, output_tokens, device=device, tenant=ids["tenant"] or "default",
-            agent=ids["agent"], user=ids["user"],
-        )  # fmt: skip
+            self.ledger, model, input_tokens, output_tokens, device=device, tenant=tenant, agent=agent, user=user
+        )
 
     def forget(self, subject: str) -> ForgetReport:
         """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`)."""

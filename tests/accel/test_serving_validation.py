@@ -24,7 +24,9 @@ def llms() -> LLMCatalogue:
     return load_llms()
 
 
-def test_published_serving_results_are_reproduced_within_25_percent(profiles: ProfileCatalog, llms: LLMCatalogue) -> None:
+def test_published_serving_results_are_reproduced_within_25_percent(
+    profiles: ProfileCatalog, llms: LLMCatalogue
+) -> None:
     rows = validation_table(profiles, llms)
     checked = [row for row in rows if row.known_gap is None]
     misses = {row.key: f"{row.error:+.1%}" for row in checked if abs(row.error) > TOLERANCE}
@@ -36,14 +38,18 @@ def test_published_serving_results_are_reproduced_within_25_percent(profiles: Pr
             assert TOLERANCE < row.error < 0.8, f"{row.key}: {row.error:+.1%} no longer matches its known_gap note"
 
 
-def _system_run(profiles: ProfileCatalog, llms: LLMCatalogue, system: str, layout: Layout, requests: Requests) -> tuple[ServingReport, int]:
+def _system_run(
+    profiles: ProfileCatalog, llms: LLMCatalogue, system: str, layout: Layout, requests: Requests
+) -> tuple[ServingReport, int]:
     profile = profiles.profile(system)
     cost = ReplicaCost(llms.model("llama-3.1-70b"), profile.chip, llms.efficiency(profile.chip.key), layout)
     return simulate(cost, requests), profile.chips // layout.chips
 
 
-def _ultraserver_ratio(profiles: ProfileCatalog, llms: LLMCatalogue, layout: Layout, requests: Requests) -> tuple[float, float]:
-    """(throughput ratio, tokens-per-joule ratio) of a Trn3 Gen2 UltraServer over a Trn2 UltraServer, all replicas busy."""
+def _ultraserver_ratio(
+    profiles: ProfileCatalog, llms: LLMCatalogue, layout: Layout, requests: Requests
+) -> tuple[float, float]:
+    """(throughput, tokens-per-joule) ratios of a Trn3 Gen2 UltraServer over a Trn2 UltraServer, all replicas busy."""
     trn2, replicas2 = _system_run(profiles, llms, "trn2-ultraserver", layout, requests)
     trn3, replicas3 = _system_run(profiles, llms, "trn3-ultraserver-gen2", layout, requests)
     throughput = (trn3.output_tokens_per_s * replicas3) / (trn2.output_tokens_per_s * replicas2)
@@ -56,7 +62,9 @@ def test_prefill_bound_serving_gains_the_published_4_4x_compute(profiles: Profil
     assert throughput == pytest.approx(4.4, rel=0.10)
 
 
-def test_batch_one_decode_gains_the_published_memory_bandwidth_ratio(profiles: ProfileCatalog, llms: LLMCatalogue) -> None:
+def test_batch_one_decode_gains_the_published_memory_bandwidth_ratio(
+    profiles: ProfileCatalog, llms: LLMCatalogue
+) -> None:
     decode = Requests(arrivals=BurstArrivals(size=4), input_tokens=100, output_tokens=400)
     throughput, _ = _ultraserver_ratio(profiles, llms, Layout(tp=1, max_batch=1), decode)
     assert 3.8 * 0.9 <= throughput <= 4.0 * 1.1

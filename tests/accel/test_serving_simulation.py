@@ -1,0 +1,88 @@
+"""Continuous batching: iteration timing, chunked prefill, the KV-capacity limit, arrivals and goodput."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from agentcore.accel.errors import WorkloadError
+from agentcore.accel.serving.catalogue import load_llms
+from agentcore.accel.serving.costmodel import Layout, ReplicaCost
+from agentcore.accel.serving.simulation import Requests, simulate, simulate_replica
+from agentcore.accel.sim.profiles import Figure, load_catalog
+from agentcore.accel.sim.workload import BurstArrivals, PoissonArrivals, TraceArrivals
+
+
+def _cost(**layout: object) -> ReplicaCost:
+    llms, chip = load_llms(), load_catalog().chips["trn3"]
+    return ReplicaCost(llms.model("llama-3.1-8b"), chip, llms.efficiency("trn3"), Layout.model_validate(layout))
+
+
+def test_one_request_takes_prefill_then_one_iteration_per_token() -> None:
+    cost = _cost()
+    run = simulate_replica(cost, np.array([0.5]), np.array([300]), np.array([11]))
+    prefill = cost.step_seconds(300, 300 * 301 // 2)
+    decode = [cost.step_seconds(1, 300 + k + 1) for k in range(10)]
+    assert run.ttft[0] == pytest.approx(prefill) and run.iterations == 11
+    assert run.tpot[0] == pytest.approx(sum(decode) / 10)
+    assert run.e2e[0] == pytest.approx(prefill + sum(decode))
+
+
+def test_chunked_prefill_splits_a_long_prompt_over_iterations() -> None:
+    cost = _cost(chunk_tokens=512)
+    run = simulate_replica(cost, np.array([0.0]), np.array([2000]), np.array([1]))
+    assert run.iterations == math.ceil(2000 / 512)
+    done, expected = 0, 0.0
+    while done < 2000:
+        take = min(512, 2000 - done)
+        expected += cost.step_seconds(take, take * done + take * (take + 1) // 2)
+        done += take
+    assert run.ttft[0] == pytest.approx(expected)
+
+
+def test_decoding_sequences_share_iterations_with_new_prefills() -> None:
+    cost = _cost(chunk_tokens=4096)
+    batched = simulate_replica(cost, np.zeros(8), np.full(8, 200), np.full(8, 50))
+    alone = simulate_replica(cost, np.zeros(1), np.full(1, 200), np.full(1, 50))
+    assert batched.iterations == alone.iterations  # all eight prefill in one iteration, then decode together
+    assert batched.makespan < 2 * alone.makespan
+
+
+def test_kv_capacity_holds_back_admission_until_a_sequence_finishes() -> None:
+    roomy = _cost()
+    hbm = roomy.chip.hbm_gib.value * 2**30
+    fraction = (roomy.weight_bytes + 2100 * roomy.kv_per_token) / hbm  # room for 2,100 KV tokens
+    memory = Figure(value=fraction, assumption="test: KV room for two requests")
+    efficiency = roomy.efficiency.model_copy(update={"memory_fraction": memory})
+    cost = ReplicaCost(roomy.model, roomy.chip, efficiency, roomy.layout)
+    assert 2010 <= cost.kv_capacity_tokens <= 2100
+    run = simulate_replica(cost, np.zeros(3), np.full(3, 1000), np.full(3, 5))
+    assert run.ttft[2] >= run.e2e[0] - 1e-12 and run.ttft[1] < run.e2e[0]
+    with pytest.raises(WorkloadError, match="exceeds the replica's KV capacity"):
+        simulate_replica(cost, np.zeros(1), np.array([cost.kv_capacity_tokens]), np.array([5]))
+
+
+def test_max_batch_limits_the_running_sequences() -> None:
+    run = simulate_replica(_cost(max_batch=1), np.zeros(2), np.full(2, 100), np.full(2, 20))
+    assert run.ttft[1] >= run.e2e[0]
+
+
+def test_arrival_processes_are_reproducible_and_goodput_counts_the_slo() -> None:
+    cost = _cost(max_batch=64)
+    poisson = Requests(arrivals=PoissonArrivals(rate=40, requests=400), input_tokens=800, output_tokens=120, spread=0.5)
+    first, again = simulate(cost, poisson, replicas=2), simulate(cost, poisson, replicas=2)
+    assert first.ttft == again.ttft and first.requests == 400 and first.chips == 2
+    assert first.simulated and first.usd > 0 and first.joules > 0
+    tight = simulate(cost, poisson, replicas=2, ttft_slo_ms=first.ttft.p50_ms, tpot_slo_ms=1e9)
+    assert 0.3 < tight.slo_attained < 0.7 and tight.goodput_rps < tight.requests / tight.makespan_s
+    burst = simulate(
+        cost, Requests(arrivals=BurstArrivals(size=50, bursts=2, interval_s=5), input_tokens=500, output_tokens=50)
+    )
+    trace = simulate(
+        cost, Requests(arrivals=TraceArrivals(times_s=[0.0, 0.0, 1.0]), input_tokens=500, output_tokens=50)
+    )
+    assert burst.requests == 100 and burst.ttft.p99_ms > burst.ttft.p50_ms and trace.requests == 3
+    with pytest.raises(WorkloadError, match="replicas must be at least 1"):
+        simulate(cost, poisson, replicas=0)

@@ -1,0 +1,37 @@
+"""Gateway.record_llm_usage: LLM tokens, priced by the simulated serving model, count in budget rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcore import Gateway, ToolDenied
+from agentcore.accel.ledger import Ledger
+from agentcore.errors import ConfigError
+
+
+def _echo(text: str) -> str:
+    return text
+
+
+def test_gateway_llm_usage_counts_toward_accelerator_spend_budgets(tmp_path: Path) -> None:
+    database = str(tmp_path / "shared.db")
+    ledger = Ledger(database)
+    (tmp_path / "budget.policy").write_text(
+        'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 0.01 USD.\n'
+    )
+    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=ledger)
+    gw.tool(_echo, name="t.echo")
+    assert gw.call("t.echo", {"text": "hi"}, principal="alice") == "hi"
+    spent = 0.0
+    while spent <= 0.01:  # a long agent session on the largest model
+        spent += gw.record_llm_usage("llama-3.1-405b", 20_000, 2_000, user="alice", device="h100").usd
+    with pytest.raises(ToolDenied, match="spend"):
+        gw.call("t.echo", {"text": "hi"}, principal="alice")
+    assert gw.call("t.echo", {"text": "hi"}, principal="bob") == "hi"
+    gw.close()
+    bare = Gateway(tmp_path / "budget.policy", database=database)
+    with pytest.raises(ConfigError, match="no ledger"):
+        bare.record_llm_usage("llama-3.1-8b", 10, 10, user="alice")
+    bare.close()
