@@ -95,7 +95,7 @@ usd_per_chip_hour = { value = 1.5, assumption = "negotiated discount" }
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("trn9", "known profiles: trn1.32xlarge"), ("trn3:0", "positive integer"), ("trn3:x", "positive integer")],
+    [("trn9", "known profiles: .*trn1.32xlarge"), ("trn3:0", "positive integer"), ("trn3:x", "positive integer")],
 )
 def test_bad_profile_names_say_what_is_known(catalog, name: str, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ProfileError, match=message):
