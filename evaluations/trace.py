@@ -58,6 +58,8 @@ class ModelCall(_Model):
     model: str = ""
     input: str = ""
     output: str = ""
+    input_tokens: int | None = Field(default=None, ge=0, description="prompt tokens the provider counted")
+    output_tokens: int | None = Field(default=None, ge=0, description="completion tokens the provider counted")
 
 
 Span = Annotated[ToolCall | Retrieval | ModelCall, Field(discriminator="kind")]
@@ -136,6 +138,11 @@ class Session(_Model):
     traces: list[Trace]
     tools: list[ToolSpec] = Field(default_factory=list)
     reference: SessionReference | None = None
+    tenant: str | None = None
+
+    @property
+    def model_calls(self) -> list[ModelCall]:
+        return [span for trace in self.traces for span in trace.spans if isinstance(span, ModelCall)]
 
     @property
     def tool_calls(self) -> list[ToolCall]:

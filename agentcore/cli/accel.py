@@ -10,12 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agentcore.accel.errors import WorkloadError
 from agentcore.accel.ledger import GROUP_KEYS, Ledger
+from agentcore.accel.serving.capacity import LLMCapacityQuestion, plan_llm_capacity
+from agentcore.accel.serving.catalogue import load_llms
+from agentcore.accel.serving.pricing import DEFAULT_SHAPE, RateCard, card_for
 from agentcore.accel.sim.capacity import CapacityQuestion, plan_capacity
 from agentcore.accel.sim.charts import line_chart
 from agentcore.accel.sim.config import load_config
@@ -35,6 +39,7 @@ console = Console()
 JSON_OPTION = typer.Option(False, "--json", help="Print the result as one JSON object instead of tables.")
 WORKLOAD_HELP = f"A preset ({', '.join(PRESETS)}) or a workload .json/.toml file."
 PATHS_OPTION = typer.Option([], "--profiles", help="Extra profile TOML files or folders (repeatable).")
+LLMS_OPTION = typer.Option([], "--llms", help="Extra LLM catalogue TOML files (repeatable).")
 SET_OPTION = typer.Option([], "--set", help="Override a figure, e.g. --set trn3.usd_per_chip_hour=4.1 (repeatable).")
 
 
@@ -208,27 +213,48 @@ def compare(
 
 @app.command("capacity")
 def capacity(
-    model: str = typer.Option("minilm", "--model", help="minilm, minilm-int8, mlp-WIDTHxLAYERS or an .onnx path."),
-    rps: float = typer.Option(..., "--rps", help="Target requests per second for the whole fleet."),
-    p99_ms: float = typer.Option(..., "--p99-ms", help="p99 latency target in milliseconds."),
+    model: str = typer.Option(
+        "minilm",
+        "--model",
+        help="An LLM of the catalogue (llama-3.1-70b, ...) with --sessions-per-s; else minilm, "
+        "minilm-int8, mlp-WIDTHxLAYERS or an .onnx path with --rps.",
+    ),
+    rps: float | None = typer.Option(None, "--rps", help="Encoder models: target requests/s for the whole fleet."),
+    p99_ms: float | None = typer.Option(None, "--p99-ms", help="Encoder models: p99 latency target in ms."),
+    sessions_per_s: float | None = typer.Option(None, "--sessions-per-s", help="LLMs: agent sessions per second."),
+    turns: int = typer.Option(1, "--turns", help="LLMs: model calls per session."),
+    input_tokens: int = typer.Option(2000, "--input-tokens", help="LLMs: prompt tokens per call (history included)."),
+    output_tokens: int = typer.Option(300, "--output-tokens", help="LLMs: completion tokens per call."),
+    ttft_p99_ms: float = typer.Option(2000.0, "--ttft-p99-ms", help="LLMs: p99 time-to-first-token target."),
+    tpot_p99_ms: float = typer.Option(50.0, "--tpot-p99-ms", help="LLMs: p99 time-per-output-token target."),
     unit: str = typer.Option("trn3", "--unit", help="The unit the fleet is built from: a chip or a system profile."),
-    seq: int = typer.Option(128, "--seq", help="Tokens per request."),
-    precision: str = typer.Option("bf16", "--precision", help="fp32, bf16, fp8 or fp4."),
-    max_batch: int = typer.Option(32, "--max-batch", help="Dynamic batching: largest batch."),
+    seq: int = typer.Option(128, "--seq", help="Encoder models: tokens per request."),
+    precision: str = typer.Option("bf16", "--precision", help="fp32, bf16, fp8 or fp4 (LLMs default to fp8)."),
+    max_batch: int = typer.Option(32, "--max-batch", help="Encoder models: largest dynamic batch."),
     max_delay_ms: float = typer.Option(2.0, "--max-delay-ms", help="Dynamic batching: longest wait to fill a batch."),
+    llm_files: list[Path] = LLMS_OPTION,
     paths: list[Path] = PATHS_OPTION,
     settings: list[str] = SET_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """How many chips serve RPS requests/s at p99 <= P99_MS (answers up to million-chip clusters)."""
+    """Chips for a load at a latency target: --rps/--p99-ms (encoders) or --sessions-per-s (LLMs, p99 TTFT/TPOT)."""
+    if sessions_per_s is not None:
+        precisions = ("fp8",) if precision == "bf16" else (precision,)
+        question = dict(model=model, sessions_per_s=sessions_per_s, ttft_p99_ms=ttft_p99_ms, tpot_p99_ms=tpot_p99_ms,
+                        session={"turns": turns, "input_tokens": input_tokens, "output_tokens": output_tokens},
+                        precisions=precisions)  # fmt: skip
+        _llm_capacity(question, unit, llm_files, paths, settings, as_json)
+        return
+    if rps is None or p99_ms is None:
+        fail("give --rps and --p99-ms (encoder models) or --sessions-per-s (LLMs)", 2)
     try:
         simulator = Simulator(unit, catalog=_catalog(paths, settings))
-        question = CapacityQuestion(
+        encoder = CapacityQuestion(
             model=model, target_rps=rps, p99_ms=p99_ms, seq=seq, precision=precision, max_batch=max_batch,
             max_delay_ms=max_delay_ms,
         )  # fmt: skip
         with console.status("bisecting the per-unit load") if not as_json else nullcontext():
-            plan = plan_capacity(question, simulator.profile, simulator.service)
+            plan = plan_capacity(encoder, simulator.profile, simulator.service)
     except (AgentCoreError, ValueError) as error:
         fail(error)
     if as_json:
@@ -241,6 +267,123 @@ def capacity(
     )  # fmt: skip
     console.print(table)
     console.print(f"[dim]simulated: {plan.probes} one-unit simulations, Poisson load split evenly over units[/dim]")
+
+
+def _llm_capacity(
+    question: dict[str, Any], unit: str, llm_files: list[Path], paths: list[Path], settings: list[str], as_json: bool
+) -> None:
+    try:
+        chip = _catalog(paths, settings).profile(unit).chip
+        asked = LLMCapacityQuestion.model_validate(question)
+        with console.status("simulating candidate layouts") if not as_json else nullcontext():
+            plan = plan_llm_capacity(asked, chip, load_llms(llm_files))
+    except ValidationError as error:
+        fail(error, 2)
+    except WorkloadError as error:  # no layout meets the targets: the check failed
+        fail(error, 1)
+    except AgentCoreError as error:
+        fail(error, 2)
+    if as_json:
+        _emit(plan)
+        return
+    table = Table("layout", "replica chips", "req/s per replica", "p99 TTFT ms", "p99 TPOT ms", "replicas", "chips",
+                  "$/h", "$/session", title=f"{plan.model} on {chip.name} (simulated)")  # fmt: skip
+    for row in plan.candidates:
+        layout = row.layout
+        table.add_row(
+            f"tp{layout.tp}/pp{layout.pp}/b{layout.max_batch}/{layout.precision}", str(row.replica_chips),
+            f"{row.per_replica_rps:,.2f}", f"{row.ttft_p99_ms:,.0f}", f"{row.tpot_p99_ms:,.1f}", f"{row.replicas:,}",
+            f"{row.chips:,}", f"{row.usd_per_hour:,.2f}", f"{row.usd_per_session:.6f}",
+        )  # fmt: skip
+    console.print(table)
+    console.print(f"[dim]simulated: {plan.probes} one-replica runs; {len(plan.rejected)} layouts ruled out[/dim]")
+
+
+def _cards(
+    model: str, devices: list[str], shape: tuple[int, int], precision: str | None, llm_files: list[Path],
+    paths: list[Path], settings: list[str],
+) -> dict[str, RateCard]:  # fmt: skip
+    catalog, llms = _catalog(paths, settings), load_llms(llm_files)
+    return {
+        device: card_for(llms, catalog.profile(device).chip, model, precision=precision, shape=shape)
+        for device in devices
+    }
+
+
+@app.command("llm-cost")
+def llm_cost(
+    model: str = typer.Option("llama-3.1-70b", "--model", help="An LLM of the catalogue (see --llms for your own)."),
+    devices: list[str] = typer.Option(
+        ["trn2", "trn3", "h100"], "--device", help="Chips or systems to price on (repeatable)."
+    ),
+    input_tokens: int = typer.Option(2000, "--input-tokens", help="Prompt tokens per call (history included)."),
+    output_tokens: int = typer.Option(300, "--output-tokens", help="Completion tokens per call."),
+    precision: str | None = typer.Option(None, "--precision", help="bf16, fp8 or fp4 (default: fp8 where supported)."),
+    llm_files: list[Path] = LLMS_OPTION,
+    paths: list[Path] = PATHS_OPTION,
+    settings: list[str] = SET_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Simulated $ and joules per million input/output tokens of MODEL on each device, at saturation."""
+    try:
+        cards = _cards(model, devices, (input_tokens, output_tokens), precision, llm_files, paths, settings)
+    except (AgentCoreError, ValidationError) as error:
+        fail(error, 2)
+    if as_json:
+        _emit({"simulated": True, "cards": {device: card.model_dump(mode="json") for device, card in cards.items()}})
+        return
+    table = Table("device", "layout", "batch", "$/M in", "$/M out", "J/out token", "$/call",
+                  title=f"{model}, {input_tokens} in / {output_tokens} out per call (simulated)")  # fmt: skip
+    for device, card in cards.items():
+        layout = card.layout
+        table.add_row(
+            device, f"tp{layout.tp} pp{layout.pp} {layout.precision}", str(card.batch),
+            f"{card.usd_per_million_input:.4f}", f"{card.usd_per_million_output:.4f}",
+            f"{card.joules_per_output_token:.3f}", f"{card.price(input_tokens, output_tokens).usd:.6f}",
+        )  # fmt: skip
+    console.print(table)
+
+
+@app.command("price-traces")
+def price_traces(
+    traces: Path = typer.Argument(..., help="Traces (.jsonl in agentcore's schema, or OTLP/JSON) with token usage."),
+    device: str = typer.Option("trn3", "--device", help="The device to price on (a chip or system profile)."),
+    versus: list[str] = typer.Option([], "--vs", help="Devices to compare with (repeatable), e.g. --vs h100."),
+    model: str = typer.Option("llama-3.1-70b", "--model", help="The catalogue LLM every call is priced as."),
+    chart: Path | None = typer.Option(None, "--chart", help="Also write an SVG chart of $ per session on --device."),
+    llm_files: list[Path] = LLMS_OPTION,
+    paths: list[Path] = PATHS_OPTION,
+    settings: list[str] = SET_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Simulated cost of the traces' LLM calls (their token usage) per session, per tenant and in total."""
+    from agentcore.evaluations.importers import load_sessions
+    from agentcore.evaluations.llm_cost import price_sessions
+
+    try:
+        sessions = load_sessions(traces)
+        cards = _cards(model, [device, *versus], DEFAULT_SHAPE, None, llm_files, paths, settings)
+        report = price_sessions(sessions, cards)
+    except (AgentCoreError, ValidationError) as error:
+        fail(error, 2)
+    if chart is not None:
+        points = [(float(index), entry.usd[device]) for index, entry in enumerate(report.sessions)]
+        svg = line_chart(points, title=f"simulated $ per session, {model} on {device}", x_label="session", y_label="$")
+        chart.parent.mkdir(parents=True, exist_ok=True)
+        chart.write_text(svg, encoding="utf-8")
+    if as_json:
+        _emit(report)
+        return
+    table = Table("tenant", *report.devices, title=f"{len(report.sessions)} sessions priced as {model} (simulated $)")
+    for tenant, spend in sorted(report.tenants.items()):
+        table.add_row(tenant, *(f"{spend[name]:.6f}" for name in report.devices))
+    table.add_row("[bold]total[/bold]", *(f"{report.totals[name]:.6f}" for name in report.devices))
+    table.add_row("per session", *(f"{report.per_session(name):.6f}" for name in report.devices))
+    console.print(table)
+    console.print(
+        f"[dim]{report.priced_calls} calls, {report.input_tokens:,} input / {report.output_tokens:,} output tokens; "
+        f"{report.unpriced_calls} calls without token usage left unpriced[/dim]"
+    )
 
 
 def _window(text: str | None) -> timedelta | None:

@@ -1,8 +1,10 @@
 """Reader for OpenTelemetry OTLP/JSON trace exports using GenAI semantic conventions or OpenInference.
 
 Spans are grouped by ``traceId`` into turns, turns by ``session.id`` / ``gen_ai.conversation.id`` into
-sessions. Tool, retrieval and model-call spans become our spans; the root span (or, failing that, the
-model calls) gives the turn's input and output. Accepts one JSON document or one export request per line.
+sessions (tenant: ``agentcore.tenant`` / ``tenant.id``). Tool, retrieval and model-call spans become our
+spans; model calls keep their token usage (``gen_ai.usage.*_tokens`` or OpenInference ``llm.token_count.*``).
+The root span (or, failing that, the model calls) gives the turn's input and output. Accepts one JSON
+document or one export request per line.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ _TOOL_KINDS = {"TOOL", "execute_tool"}
 _RETRIEVER_KINDS = {"RETRIEVER", "retrieval"}
 _MODEL_KINDS = {"LLM", "chat", "text_completion", "generate_content"}
 _SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
+_TENANT_KEYS = ("agentcore.tenant", "tenant.id")
 _DECISION_KEYS = ("agentcore.gateway.decision", "aws.agentcore.policy.authorization_decision")
 
 
@@ -112,7 +115,15 @@ def _model_call(span: dict[str, Any], attrs: dict[str, Any]) -> ModelCall:
         model=str(attrs.get("gen_ai.request.model") or attrs.get("llm.model_name") or ""),
         input=next((text for role, text in reversed(inputs) if role == "user"), str(attrs.get("input.value", ""))),
         output=outputs[-1][1] if outputs else str(attrs.get("output.value", "")),
+        input_tokens=_tokens(attrs, "gen_ai.usage.input_tokens", "llm.token_count.prompt"),
+        output_tokens=_tokens(attrs, "gen_ai.usage.output_tokens", "llm.token_count.completion"),
     )
+
+
+def _tokens(attrs: dict[str, Any], genai_key: str, openinference_key: str) -> int | None:
+    """A token count from GenAI usage or OpenInference ``llm.token_count.*`` attributes (None when absent)."""
+    value = attrs.get(genai_key, attrs.get(openinference_key))
+    return None if value is None else int(value)
 
 
 def _tools(attrs: dict[str, Any]) -> list[ToolSpec]:
@@ -214,6 +225,7 @@ def read_otlp_sessions(path: Path, text: str | None = None) -> list[Session]:
     content = path.read_text(encoding="utf-8") if text is None else text
     by_trace: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     session_of: dict[str, str] = {}
+    tenant_of: dict[str, str] = {}
     line_of: dict[str, int | None] = {}
     for line, request in _documents(path, content):
         for index, span in enumerate(_spans_of(request)):
@@ -227,12 +239,19 @@ def read_otlp_sessions(path: Path, text: str | None = None) -> list[Session]:
             for key in _SESSION_KEYS:
                 if key in attrs:
                     session_of.setdefault(trace_id, str(attrs[key]))
+            for key in _TENANT_KEYS:
+                if key in attrs:
+                    tenant_of.setdefault(trace_id, str(attrs[key]))
     if not by_trace:
         raise TraceFormatError(path, None, "no spans found under resourceSpans[].scopeSpans[].spans")
     grouped: dict[str, list[Trace]] = defaultdict(list)
+    tenants: dict[str, str] = {}
     for trace_id, spans in by_trace.items():
+        session_id = session_of.get(trace_id, trace_id)
+        if trace_id in tenant_of:
+            tenants.setdefault(session_id, tenant_of[trace_id])
         try:
-            grouped[session_of.get(trace_id, trace_id)].append(_turn(trace_id, spans))
+            grouped[session_id].append(_turn(trace_id, spans))
         except ValidationError as error:
             raise TraceFormatError(path, line_of[trace_id], f"trace {trace_id}: {describe_validation(error)}") from None
-    return [Session(id=session_id, traces=traces) for session_id, traces in grouped.items()]
+    return [Session(id=key, traces=traces, tenant=tenants.get(key)) for key, traces in grouped.items()]
