@@ -54,7 +54,7 @@ def _write_traces(path: Path) -> Path:
                 "llm.token_count.prompt": 3000,
                 "llm.token_count.completion": 400,
             },
-        ),  # fmt: skip
+        ),
         _span(
             "t3", "m4", "root3", **{"openinference.span.kind": "LLM", "llm.model_name": "claude"}
         ),  # no usage recorded
