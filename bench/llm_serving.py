@@ -176,7 +176,7 @@ def main() -> None:
                 abs(ours.ttft.p99_ms - simpy_ttft_p99) / simpy_ttft_p99,
             ),
             6,
-        ),  # fmt: skip
+        ),
         "iterations": [ours.iterations, simpy_iterations],
         "p99_ttft_ms_1m": round(full.ttft.p99_ms, 2),
         "p99_tpot_ms_1m": round(full.tpot.p99_ms, 3),

@@ -6,6 +6,7 @@ Exit codes of ``run`` and ``compare``: 0 every gate met, 1 a gate failed, 2 bad 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -13,6 +14,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from agentcore.cli.output import fail
+
+if TYPE_CHECKING:
+    from agentcore.evaluations.trace import Session
 
 app = typer.Typer(help="Evaluate agent traces: run suites with CI gates, list the evaluators.", no_args_is_help=True)
 
@@ -83,7 +87,26 @@ def run(
             gates,
         )
     Console().print(table)
+    _llm_spend(runner.suite.sessions(), console)
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
+
+
+def _llm_spend(sessions: list[Session], console: Console, model: str = "llama-3.1-70b", device: str = "trn3") -> None:
+    """One line: the traces' LLM token usage priced as ``model`` on ``device`` (simulated), when they carry any."""
+    from agentcore.accel.serving.pricing import card_for
+    from agentcore.accel.serving.usage import shipped_catalogues
+    from agentcore.evaluations.llm_cost import price_sessions
+
+    if not any(call.input_tokens or call.output_tokens for session in sessions for call in session.model_calls):
+        return
+    profiles, llms = shipped_catalogues()
+    cost = price_sessions(sessions, {device: card_for(llms, profiles.chips[device], model)})
+    console.print(
+        f"LLM calls in these traces: {cost.priced_calls} with {cost.input_tokens:,} input / {cost.output_tokens:,} "
+        f"output tokens, simulated ${cost.totals[device]:.4f} as {model} on {device} "
+        f"(agentcore accel price-traces compares devices)",
+        soft_wrap=True,
+    )
 
 
 def _loss(item: str) -> tuple[str, float]:

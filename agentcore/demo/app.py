@@ -26,6 +26,7 @@ from agentcore.demo.database import RetailDatabase
 from agentcore.demo.evaluation import EvaluationSummary, evaluate_traces
 from agentcore.demo.generator import StoreSize, generate_store
 from agentcore.demo.governance import build_gateway
+from agentcore.demo.llm_costs import LLMCosts, price_conversations
 from agentcore.demo.memory import CustomerMemory
 from agentcore.demo.report import render_index
 from agentcore.demo.runner import PlayedSession, play
@@ -91,6 +92,7 @@ class DemoReport(BaseModel):
     audit: dict[str, Any]
     costs: costs.CostSummary | None
     costs_error: str | None = None
+    llm_costs: LLMCosts | None = None
     seconds: float
     files: list[str]
 
@@ -128,6 +130,8 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     (out / "audit-verify.json").write_text(verify.model_dump_json(indent=1), encoding="utf-8")
     decisions = _decisions(out / "audit.jsonl")
     summary, error = _costs(accelerator, out)
+    llm, llm_sessions = price_conversations([p.trace for p in played])
+    (out / "llm-traces.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in llm_sessions), encoding="utf-8")
     stats = memory.store.stats()
     result = DemoReport(
         settings=settings,
@@ -144,6 +148,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
         audit=verify.model_dump(),
         costs=summary,
         costs_error=error,
+        llm_costs=llm,
         seconds=round(time.perf_counter() - started, 2),
         files=[],
     )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agentcore.demo.app import DemoReport
+    from agentcore.demo.llm_costs import LLMCosts
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#1f2328}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}
@@ -110,8 +111,32 @@ def render_index(report: DemoReport, charts: list[str]) -> str:
         )
     else:
         sections.append(f"<h2>Model work</h2><p>Simulated costs unavailable: {escape(str(report.costs_error))}</p>")
+    if report.llm_costs is not None:
+        sections.append(_llm_section(report.llm_costs))
     links = "".join(f'<li><a href="{escape(f)}">{escape(what)}</a></li>' for f, what in LINKS if f in report.files)
     sections.append(f"<h2>Files</h2><ul>{links}</ul>")
     body = "\n".join(sections)
     head = f'<meta charset="utf-8"><title>agentcore demo</title><style>{_STYLE}</style>'
     return f'<!DOCTYPE html><html lang="en"><head>{head}</head><body>{body}</body></html>\n'
+
+
+def _llm_section(llm: LLMCosts) -> str:
+    """Cost per conversation if an LLM drove the demo: the money an agent really spends (simulated)."""
+    cost = llm.cost
+    count = max(len(cost.sessions), 1)
+    rows = [
+        (device, f"{cost.per_session(device):.5f}", f"{1000 * cost.per_session(device):.2f}",
+         f"{sum(s.joules[device] for s in cost.sessions) / count:,.0f}")
+        for device in cost.devices
+    ]  # fmt: skip
+    cheapest = min(cost.devices, key=cost.per_session)
+    return (
+        f"<h2>LLM cost per conversation</h2><p>{cost.priced_calls} model calls, {cost.input_tokens:,} input and "
+        f"{cost.output_tokens:,} output tokens over {len(cost.sessions)} conversations. Assumed: "
+        f"{escape(llm.assumptions)}. Simulated; cheapest here: {escape(cheapest)}.</p>"
+        + _table(("device", "$ per conversation", "$ per 1,000", "J per conversation"), rows)
+        + "<p>The encoder work above is a few milliseconds of tiny batches: it is latency-bound (fixed per-call "
+        "costs and link latency dominate), so Trn3's larger compute and bandwidth barely shorten it while its "
+        "higher chip price and power still apply. LLM serving at saturation is where Trn3 gains (4.4x compute, "
+        "~4x bandwidth per UltraServer, ~1.4x tokens per joule); see docs/simulator.md, LLM serving.</p>"
+    )

@@ -107,6 +107,18 @@ def test_reports_are_written_and_readable(demo_run: tuple[DemoReport, Path]) -> 
     assert list(out.glob("accel-latency-*.svg"))
 
 
+def test_the_report_prices_each_conversation_as_llm_calls(demo_run: tuple[DemoReport, Path]) -> None:
+    report, out = demo_run
+    assert report.llm_costs is not None and "characters per token" in report.llm_costs.assumptions
+    cost = report.llm_costs.cost
+    assert len(cost.sessions) == len(report.sessions) and cost.input_tokens > cost.output_tokens > 0
+    assert all(cost.per_session(device) > 0 for device in ("trn2", "trn3", "h100"))
+    assert "LLM cost per conversation" in (out / "index.html").read_text()
+    priced = CliRunner().invoke(app, ["accel", "price-traces", str(out / "llm-traces.jsonl"), "--device", "trn3",
+                                      "--json"])  # fmt: skip
+    assert priced.exit_code == 0 and json.loads(priced.output)["totals"]["trn3"] == pytest.approx(cost.totals["trn3"])
+
+
 def test_audit_chain_verifies_and_detects_tampering(demo_run: tuple[DemoReport, Path], tmp_path: Path) -> None:
     report, out = demo_run
     assert report.audit["ok"] and report.audit["records"] == len((out / "audit.jsonl").read_text().splitlines())

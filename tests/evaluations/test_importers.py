@@ -37,7 +37,8 @@ def test_otlp_genai_export_becomes_a_session(tmp_path: Path) -> None:
     call = trace.tool_calls[0]
     assert call.arguments == {"order_id": "#W7273336"} and call.decision == "allow"
     assert call.result["city"] == "Denver"
-    assert any(isinstance(span, ModelCall) and span.model == "gpt-4o" for span in trace.spans)
+    model = next(span for span in trace.spans if isinstance(span, ModelCall))
+    assert (model.model, model.input_tokens, model.output_tokens) == ("gpt-4o", 412, 38)
 
 
 def test_openinference_jsonl_export_groups_traces_by_session() -> None:

@@ -155,6 +155,7 @@ def test_cli_exit_codes_and_report_files(tmp_path: Path) -> None:
     ]
     passed = runner.invoke(app, args + files)
     assert passed.exit_code == 0, passed.output
+    assert "LLM calls in these traces: 1 with 412 input / 38 output tokens, simulated $" in passed.output
     assert {p.name for p in out.iterdir()} == {"j.xml", "r.html", "s.md", "r.json"}
     failing = _suite(tmp_path, '[[evaluators]]\nid = "Builtin.Refusal"\nmin_mean = 0.9\n')
     assert runner.invoke(app, ["eval", "run", str(failing)]).exit_code == 1
