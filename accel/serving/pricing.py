@@ -9,7 +9,7 @@ degree whose weights take at most half the usable memory, at FP8 where the chip 
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentcore.accel.errors import ProfileError
 from agentcore.accel.serving.catalogue import Architecture, LLMCatalogue
@@ -33,6 +33,7 @@ class RateCard(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     simulated: bool = True
+    projected: bool = Field(description="the chip is a projection (Trainium4), not a published part")
     model: str
     device: str
     layout: Layout
@@ -86,6 +87,7 @@ def rate_card(cost: ReplicaCost, shape: tuple[int, int] = DEFAULT_SHAPE) -> Rate
     usd_per_chip_second = cost.usd_per_second / chips
     watts_per_chip = cost.watts / chips
     return RateCard(
+        projected=cost.chip.projected,
         model=cost.model.key,
         device=cost.chip.key,
         layout=layout,

@@ -337,7 +337,8 @@ def llm_cost(
     for device, card in cards.items():
         layout = card.layout
         table.add_row(
-            device, f"tp{layout.tp} pp{layout.pp} {layout.precision}", str(card.batch),
+            device + (" [yellow](projected)[/yellow]" if card.projected else ""),
+            f"tp{layout.tp} pp{layout.pp} {layout.precision}", str(card.batch),
             f"{card.usd_per_million_input:.4f}", f"{card.usd_per_million_output:.4f}",
             f"{card.joules_per_output_token:.3f}", f"{card.price(input_tokens, output_tokens).usd:.6f}",
         )  # fmt: skip

@@ -18,10 +18,13 @@ def test_llm_cost_prices_trainium_against_gpus() -> None:
     cards = json.loads(result.output)["cards"]
     assert set(cards) == {"trn3", "h100"} and all(card["simulated"] for card in cards.values())
     assert cards["trn3"]["usd_per_million_output"] > 0 and cards["trn3"]["shape"] == [1000, 200]
+    assert not cards["trn3"]["projected"]
     table = runner.invoke(
         app, ["accel", "llm-cost", "--model", "gpt-oss-120b", "--device", "trn3", "--precision", "fp4"]
     )
     assert table.exit_code == 0 and "fp4" in table.output
+    trn4 = runner.invoke(app, ["accel", "llm-cost", "--device", "trn4", "--json"])
+    assert trn4.exit_code == 0 and json.loads(trn4.output)["cards"]["trn4"]["projected"]
     no_fp4 = runner.invoke(app, ["accel", "llm-cost", "--device", "trn2", "--precision", "fp4"])
     assert no_fp4.exit_code == 2 and "it supports fp32, bf16, fp8" in no_fp4.output
 
