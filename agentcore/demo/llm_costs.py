@@ -64,12 +64,18 @@ def _call(trace: Trace, index: int, input_tokens: int, output_tokens: int) -> Mo
 
 def price_conversations(sessions: Sequence[Session]) -> tuple[LLMCosts, list[Session]]:
     """Price the demo's conversations on each of :data:`DEVICES`; returns the costs and the sessions priced."""
-    profiles, llms = shipped_catalogues()
-    cards = {device: card_for(llms, profiles.chips[device], MODEL) for device in DEVICES}
     priced = [with_llm_calls(session) for session in sessions]
+    calls = [call for session in priced for call in session.model_calls]
+    shape = (  # rate cards at the demo's own mean call shape
+        max(1, round(sum(call.input_tokens or 0 for call in calls) / max(len(calls), 1))),
+        max(1, round(sum(call.output_tokens or 0 for call in calls) / max(len(calls), 1))),
+    )
+    profiles, llms = shipped_catalogues()
+    cards = {device: card_for(llms, profiles.chips[device], MODEL, shape=shape) for device in DEVICES}
     assumptions = (
         f"{MODEL} at each device's default layout (FP8), one model call per tool call plus one per reply, each "
         f"reading a {SYSTEM_PROMPT_TOKENS}-token system prompt, the tool schemas and the conversation so far; "
-        f"tokens estimated at {CHARS_PER_TOKEN} characters per token"
+        f"tokens estimated at {CHARS_PER_TOKEN} characters per token; priced at the mean call of {shape[0]:,} in / "
+        f"{shape[1]:,} out tokens"
     )
     return LLMCosts(assumptions=assumptions, cost=price_sessions(priced, cards)), priced
