@@ -28,7 +28,16 @@ from agentcore.accel.sim.profiles import ChipSpec
 # Bytes per weight element; MXFP4 adds one 8-bit scale per 32-element block (4.25 bits).
 WEIGHT_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 4.25 / 8}
 ACTIVATION_BYTES = 2.0  # activations travel between chips in BF16
-_DEFAULT_LATENCY_US = 5.0
+
+
+def _figure(chip: ChipSpec, name: str, *, needed: bool) -> float:
+    """An optional chip figure the layout needs; a profile without it is an error naming the figure."""
+    figure = getattr(chip, name)
+    if figure is None:
+        if needed:
+            raise ProfileError(f"{chip.name} has no {name!r} figure, which this layout needs; add it to the profile")
+        return 0.0
+    return float(figure.value)
 
 
 class Layout(BaseModel):
@@ -70,13 +79,14 @@ class ReplicaCost:
         self.weight_element = WEIGHT_BYTES[layout.precision]
         self.kv_per_token = model.kv_bytes_per_token(WEIGHT_BYTES[layout.kv_precision])
         self.overhead = efficiency.step_overhead_ms.value / 1000
-        latency = (chip.link_latency_us.value if chip.link_latency_us else _DEFAULT_LATENCY_US) / 1e6
+        latency = _figure(chip, "link_latency_us", needed=tp > 1 or pp > 1) / 1e6
         link = chip.link_gbps.value * 1e9 * efficiency.link_efficiency.value
         message = model.hidden * ACTIVATION_BYTES
         # two ring all-reduces per layer: 2(t-1) latency steps each, 2(t-1)/t of the message over the links
         self.collective_fixed = 0.0 if tp == 1 else 2 * model.layers * 2 * (tp - 1) * latency
         self.collective_per_token = 0.0 if tp == 1 else 2 * model.layers * (2 * (tp - 1) / tp) * message / link / pp
-        hop_bandwidth = link if layout.chips <= domain else (chip.network_gbps.value if chip.network_gbps else 25) * 1e9
+        across = layout.chips > domain
+        hop_bandwidth = _figure(chip, "network_gbps", needed=across) * 1e9 if across else link
         self.hop_fixed = (pp - 1) * latency
         self.hop_per_token = (pp - 1) * message / hop_bandwidth / pp
 

@@ -54,6 +54,8 @@ def test_tensor_parallel_collectives_cost_latency_and_bandwidth(profiles: Profil
     assert tp8.step_seconds(1, 100) < tp1.step_seconds(1, 100) / 3  # 8x the bandwidth, minus the all-reduces
     with pytest.raises(ProfileError, match="chip-to-chip domain of 16 chips; use pp"):
         _cost(profiles, llms, "trn2", tp=32)
+    with pytest.raises(ProfileError, match="no 'link_latency_us' figure, which this layout needs"):
+        _cost(profiles, llms, "trn1", model="llama-3.1-8b", precision="bf16", pp=2)  # trn1's profile lacks it
 
 
 def test_pipeline_stages_outside_the_domain_hop_over_the_network(profiles: ProfileCatalog, llms: LLMCatalogue) -> None:
