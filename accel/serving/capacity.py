@@ -90,18 +90,18 @@ class _Prober:
     def __init__(self, cost: ReplicaCost, question: LLMCapacityQuestion) -> None:
         self.cost, self.question, self.runs = cost, question, 0
 
-    def p99(self, arrivals: PoissonArrivals | BurstArrivals) -> tuple[float, float, float]:
-        """(p99 TTFT ms, p99 TPOT ms, served requests/s) of one replica under ``arrivals``."""
+    def p99(self, arrivals: PoissonArrivals | BurstArrivals) -> tuple[float, float]:
+        """(p99 TTFT ms, p99 TPOT ms) of one replica under ``arrivals``."""
         shape = self.question.session
         requests = Requests(arrivals=arrivals, input_tokens=shape.input_tokens, output_tokens=shape.output_tokens)
         report = simulate(self.cost, requests)
         self.runs += 1
-        return report.ttft.p99_ms, report.tpot.p99_ms, report.requests / report.makespan_s
+        return report.ttft.p99_ms, report.tpot.p99_ms
 
     def best_rate(self) -> tuple[float, float, float]:
         """Highest Poisson request rate meeting both targets, with its p99s; raises when none does."""
         q = self.question
-        ttft, tpot, _ = self.p99(BurstArrivals(size=1))
+        ttft, tpot = self.p99(BurstArrivals(size=1))
         if ttft > q.ttft_p99_ms or tpot > q.tpot_p99_ms:
             raise WorkloadError(f"one request alone takes TTFT {ttft:.1f} ms / TPOT {tpot:.2f} ms")
         shape = (q.session.input_tokens, q.session.output_tokens)
@@ -110,7 +110,7 @@ class _Prober:
         low, high, best = 0.0, ceiling, (ttft, tpot)
         for _ in range(_BISECTION_STEPS):
             middle = (low + high) / 2
-            ttft, tpot, _ = self.p99(PoissonArrivals(rate=middle, requests=q.probe_requests))
+            ttft, tpot = self.p99(PoissonArrivals(rate=middle, requests=q.probe_requests))
             if ttft <= q.ttft_p99_ms and tpot <= q.tpot_p99_ms:
                 low, best = middle, (ttft, tpot)
             else:

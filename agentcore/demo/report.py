@@ -124,7 +124,7 @@ def _llm_section(llm: LLMCosts) -> str:
     """Cost per conversation if an LLM drove the demo: the money an agent really spends (simulated)."""
     cost = llm.cost
     count = max(len(cost.sessions), 1)
-    rows = [
+    rows: list[tuple[object, ...]] = [
         (device, f"{cost.per_session(device):.5f}", f"{1000 * cost.per_session(device):.2f}",
          f"{sum(s.joules[device] for s in cost.sessions) / count:,.0f}")
         for device in cost.devices
