@@ -119,15 +119,16 @@ class ReplicaCost:
         """One iteration: ``tokens`` new tokens (decode + prefill) attending ``keys`` cached+new keys in total."""
         if tokens <= 0:
             return 0.0
-        c = self._constants
+        c = self.iteration_constants
         weights = c[0] if c[0] >= 0 else self.streamed_weight_bytes(tokens)
         compute = (tokens * c[1] + keys * c[2]) * c[3]
         memory = (weights + (keys + tokens) * c[4]) * c[5]
         return (compute if compute > memory else memory) + c[6] + tokens * c[7]
 
     @cached_property
-    def _constants(self) -> tuple[float, ...]:
-        """The iteration formula's coefficients, folded once (the simulator calls it per iteration)."""
+    def iteration_constants(self) -> tuple[float, float, float, float, float, float, float, float]:
+        """The iteration formula's coefficients, folded once: (dense weight bytes or -1 for MoE, FLOPs per token,
+        FLOPs per key, 1 / (pp x peak), KV bytes per key / pp, 1 / bandwidth, fixed seconds, seconds per token)."""
         model, pp = self.model, self.layout.pp
         dense = -1.0 if model.moe else self.streamed_weight_bytes(1)
         per_token_flops = model.linear_flops_per_token + model.window_flops_per_token

@@ -78,6 +78,8 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
     arrival, prompt, output = times.tolist(), prompts.tolist(), outputs.tolist()
     max_batch, budget_total = cost.layout.max_batch, cost.layout.chunk_tokens
     step = cost.step_seconds
+    weights, flops_per_token, flops_per_key, per_flop, kv_per_key, per_byte, fixed, per_token = cost.iteration_constants
+    dense = weights >= 0
     first_iter = [0] * n
     last_iter = [0] * n
     ends: list[float] = []
@@ -97,7 +99,7 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             continue
         budget = budget_total - decoding
         tokens, keys = decoding, context + decoding
-        joined: list[int] = []
+        joined_from = prefill_head  # prompts finish in admission order: the joiners are a range
         while budget > 0 and prefill_head < admitted:
             left = prompt[prefill_head] - prefill_done
             take = left if left < budget else budget
@@ -105,12 +107,16 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             tokens += take
             budget -= take
             if take == left:
-                joined.append(prefill_head)
                 prefill_head += 1
                 prefill_done = 0
             else:
                 prefill_done += take
-        seconds = step(tokens, keys)
+        if dense:  # the cost model's iteration formula, inlined (this loop runs millions of times)
+            compute = (tokens * flops_per_token + keys * flops_per_key) * per_flop
+            memory = (weights + (keys + tokens) * kv_per_key) * per_byte
+            seconds = (compute if compute > memory else memory) + fixed + tokens * per_token
+        else:
+            seconds = step(tokens, keys)
         clock += seconds
         busy += seconds
         ends.append(clock)
@@ -121,7 +127,7 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             context -= done[1]
             kv_used -= done[2]
             running -= done[0]
-        for request in joined:
+        for request in range(joined_from, prefill_head):
             first_iter[request] = iteration
             out = output[request]
             last = iteration + out - 1

@@ -15,13 +15,14 @@ from agentcore.accel.sim.profiles import Figure, load_catalog
 from agentcore.accel.sim.workload import BurstArrivals, PoissonArrivals, TraceArrivals
 
 
-def _cost(**layout: object) -> ReplicaCost:
+def _cost(model: str = "llama-3.1-8b", **layout: object) -> ReplicaCost:
     llms, chip = load_llms(), load_catalog().chips["trn3"]
-    return ReplicaCost(llms.model("llama-3.1-8b"), chip, llms.efficiency("trn3"), Layout.model_validate(layout))
+    return ReplicaCost(llms.model(model), chip, llms.efficiency("trn3"), Layout.model_validate(layout))
 
 
-def test_one_request_takes_prefill_then_one_iteration_per_token() -> None:
-    cost = _cost()
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "gpt-oss-120b"])  # dense (inlined formula) and MoE
+def test_one_request_takes_prefill_then_one_iteration_per_token(model: str) -> None:
+    cost = _cost(model)
     run = simulate_replica(cost, np.array([0.5]), np.array([300]), np.array([11]))
     prefill = cost.step_seconds(300, 300 * 301 // 2)
     decode = [cost.step_seconds(1, 300 + k + 1) for k in range(10)]
