@@ -219,10 +219,10 @@ def simulate(
     runs = [
         simulate_replica(cost, times[r::replicas], prompts[r::replicas], outputs[r::replicas]) for r in range(replicas)
     ]
-    return summarise(cost, runs, device=device, ttft_slo_ms=ttft_slo_ms, tpot_slo_ms=tpot_slo_ms, started=started)
+    return _summarise(cost, runs, device=device, ttft_slo_ms=ttft_slo_ms, tpot_slo_ms=tpot_slo_ms, started=started)
 
 
-def summarise(
+def _summarise(
     cost: ReplicaCost,
     runs: Sequence[ReplicaRun],
     *,
