@@ -1,7 +1,8 @@
 """What the LLM calls in traces would cost served on simulated devices: per session, per tenant, in total.
 
 Each model-call span's token usage (``input_tokens`` / ``output_tokens``, read by the importers from GenAI or
-OpenInference attributes) is priced with each device's rate card for one catalogue model (the spans name the
+OpenInference attributes) is priced with each device's rate card for one catalogue model (cards are best
+made at the traces' :func:`mean_call_shape`) (the spans name the
 provider's model, which the catalogue may not have, so the model to price with is a stated assumption).
 Calls without token counts are counted as unpriced, never guessed. All figures are simulated.
 """
@@ -47,6 +48,17 @@ class TraceCost(BaseModel):
 
     def per_session(self, device: str) -> float:
         return self.totals[device] / len(self.sessions) if self.sessions else 0.0
+
+
+def mean_call_shape(sessions: Sequence[Session], default: tuple[int, int]) -> tuple[int, int]:
+    """(input, output) tokens of the sessions' average model call with usage; ``default`` when none has any."""
+    calls = [call for session in sessions for call in session.model_calls if call.input_tokens or call.output_tokens]
+    if not calls:
+        return default
+    return (
+        max(1, round(sum(call.input_tokens or 0 for call in calls) / len(calls))),
+        max(1, round(sum(call.output_tokens or 0 for call in calls) / len(calls))),
+    )
 
 
 def price_sessions(sessions: Sequence[Session], cards: Mapping[str, RateCard]) -> TraceCost:

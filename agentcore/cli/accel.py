@@ -359,11 +359,12 @@ def price_traces(
 ) -> None:
     """Simulated cost of the traces' LLM calls (their token usage) per session, per tenant and in total."""
     from agentcore.evaluations.importers import load_sessions
-    from agentcore.evaluations.llm_cost import price_sessions
+    from agentcore.evaluations.llm_cost import mean_call_shape, price_sessions
 
     try:
         sessions = load_sessions(traces)
-        cards = _cards(model, [device, *versus], DEFAULT_SHAPE, None, llm_files, paths, settings)
+        shape = mean_call_shape(sessions, DEFAULT_SHAPE)
+        cards = _cards(model, [device, *versus], shape, None, llm_files, paths, settings)
         report = price_sessions(sessions, cards)
     except (AgentCoreError, ValidationError) as error:
         fail(error, 2)

@@ -93,14 +93,15 @@ def run(
 
 def _llm_spend(sessions: list[Session], console: Console, model: str = "llama-3.1-70b", device: str = "trn3") -> None:
     """One line: the traces' LLM token usage priced as ``model`` on ``device`` (simulated), when they carry any."""
-    from agentcore.accel.serving.pricing import card_for
+    from agentcore.accel.serving.pricing import DEFAULT_SHAPE, card_for
     from agentcore.accel.serving.usage import shipped_catalogues
-    from agentcore.evaluations.llm_cost import price_sessions
+    from agentcore.evaluations.llm_cost import mean_call_shape, price_sessions
 
     if not any(call.input_tokens or call.output_tokens for session in sessions for call in session.model_calls):
         return
     profiles, llms = shipped_catalogues()
-    cost = price_sessions(sessions, {device: card_for(llms, profiles.chips[device], model)})
+    shape = mean_call_shape(sessions, DEFAULT_SHAPE)
+    cost = price_sessions(sessions, {device: card_for(llms, profiles.chips[device], model, shape=shape)})
     console.print(
         f"LLM calls in these traces: {cost.priced_calls} with {cost.input_tokens:,} input / {cost.output_tokens:,} "
         f"output tokens, simulated ${cost.totals[device]:.4f} as {model} on {device} "

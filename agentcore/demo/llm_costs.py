@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from agentcore.accel.serving.pricing import card_for
+from agentcore.accel.serving.pricing import DEFAULT_SHAPE, card_for
 from agentcore.accel.serving.usage import shipped_catalogues
-from agentcore.evaluations.llm_cost import TraceCost, price_sessions
+from agentcore.evaluations.llm_cost import TraceCost, mean_call_shape, price_sessions
 from agentcore.evaluations.trace import ModelCall, Session, Trace
 
 MODEL = "llama-3.1-70b"
@@ -65,11 +65,7 @@ def _call(trace: Trace, index: int, input_tokens: int, output_tokens: int) -> Mo
 def price_conversations(sessions: Sequence[Session]) -> tuple[LLMCosts, list[Session]]:
     """Price the demo's conversations on each of :data:`DEVICES`; returns the costs and the sessions priced."""
     priced = [with_llm_calls(session) for session in sessions]
-    calls = [call for session in priced for call in session.model_calls]
-    shape = (  # rate cards at the demo's own mean call shape
-        max(1, round(sum(call.input_tokens or 0 for call in calls) / max(len(calls), 1))),
-        max(1, round(sum(call.output_tokens or 0 for call in calls) / max(len(calls), 1))),
-    )
+    shape = mean_call_shape(priced, DEFAULT_SHAPE)  # rate cards at the demo's own mean call
     profiles, llms = shipped_catalogues()
     cards = {device: card_for(llms, profiles.chips[device], MODEL, shape=shape) for device in DEVICES}
     assumptions = (

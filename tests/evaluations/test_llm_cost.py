@@ -14,7 +14,7 @@ from agentcore.accel.serving.pricing import card_for
 from agentcore.accel.sim.profiles import load_catalog
 from agentcore.cli import app
 from agentcore.evaluations import load_sessions
-from agentcore.evaluations.llm_cost import price_sessions
+from agentcore.evaluations.llm_cost import mean_call_shape, price_sessions
 
 runner = CliRunner()
 
@@ -76,6 +76,7 @@ def test_token_usage_and_tenants_are_imported_and_priced_per_session(tmp_path: P
     assert report.sessions[0].usd["trn3"] == pytest.approx(cards["trn3"].price(3000, 400).usd)
     assert report.tenants["acme"]["h100"] == pytest.approx(report.sessions[0].usd["h100"])
     assert report.totals["trn3"] < report.totals["h100"]
+    assert mean_call_shape(sessions, (1, 1)) == (2000, 267) and mean_call_shape([], (5, 6)) == (5, 6)
 
 
 def test_price_traces_command(tmp_path: Path) -> None:
