@@ -19,7 +19,15 @@ from pydantic import BaseModel, ConfigDict
 from agentcore.policies import ast
 from agentcore.policies.facts import fact_problems
 from agentcore.policies.named import named_problems
-from agentcore.policies.regions import Region, contains, is_empty, meet, rule_region, schema_constraint
+from agentcore.policies.regions import (
+    Region,
+    contains,
+    impossible_parts,
+    is_empty,
+    meet,
+    rule_region,
+    schema_constraint,
+)
 from agentcore.policies.schemas import ToolSchema
 
 _NUMERIC_OPS = {"gt", "ge", "lt", "le", "between", "not_between"}
@@ -55,6 +63,10 @@ def check(files: Sequence[ast.PolicyFile], tools: dict[str, ToolSchema] | None =
     if tools is None:
         findings.extend(_similar_names(rules))
     findings.extend(_bundle_finding("error", p.code, p.message, p.help, p.span) for p in named_problems(files))
+    for definition in (d for f in files for d in f.definitions):
+        for part in impossible_parts(definition.cond):
+            message, help = _impossible(part is definition.cond, f'"{definition.name}" is always false')
+            findings.append(_bundle_finding("error", "impossible-condition", message, help, part.span))
     for owner, problem in fact_problems(files, tools):
         severity: Literal["error", "warning"] = "error" if problem.severity == "error" else "warning"
         if owner is None:
@@ -155,14 +167,14 @@ def _rule_findings(rule: ast.Rule, tools: dict[str, ToolSchema] | None) -> Itera
             'say who may approve: `require approval from role "manager" for ...`',
         )
     region = rule_region(rule)
-    if region is not None and is_empty(region):
-        yield _finding(
-            rule,
-            "error",
-            "impossible-condition",
-            "the condition can never hold, so this rule never applies",
-            "check the bounds and values; the rule is dead as written",
-        )
+    parts = [(clause, part) for clause in rule.clauses for part in impossible_parts(clause.cond)]
+    for clause, part in parts:
+        whole = part is clause.cond and clause.mode == "when"
+        message, help = _impossible(whole, "this rule never applies")
+        yield _finding(rule, "error", "impossible-condition", message, help, part.span)
+    if not parts and region is not None and is_empty(region):
+        message, help = _impossible(True, "this rule never applies")
+        yield _finding(rule, "error", "impossible-condition", message, help)
     if tools is None:
         return
     yield from _tool_findings(rule, tools)
@@ -176,6 +188,13 @@ def _rule_findings(rule: ast.Rule, tools: dict[str, ToolSchema] | None) -> Itera
             f"the schema of `{covered[0].name}` already rules out every call this rule matches",
             "keep it only as defence in depth for calls that skip schema validation",
         )
+
+
+def _impossible(whole: bool, consequence: str) -> tuple[str, str]:
+    """Message and help for a condition that can never hold (``whole``: all of it, not one part)."""
+    if whole:
+        return f"the condition can never hold, so {consequence}", "check the bounds and values; it is dead as written"
+    return "this part of the condition can never hold", "check the bounds and values; as written it is always false"
 
 
 def _schema_region(region: Region, tool: ToolSchema) -> Region:

@@ -37,6 +37,7 @@ _WORDS = {
     "MONITOR": '"monitor"',
     "CURRENCY": '"USD"',
     "IN_THE": '"in the"',
+    "AND_ALSO": '"and" before a further bound (as in `is more than 5 and less than 10`)',
     "$END": "the end of the file",
 }
 

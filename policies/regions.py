@@ -9,6 +9,7 @@ makes no claim about it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -132,6 +133,29 @@ def rule_region(rule: ast.Rule) -> Region | None:
     return region
 
 
+def impossible_parts(cond: ast.Cond) -> Iterator[ast.And]:
+    """Every conjunction inside ``cond`` (also under ``or``, ``not`` and quantifiers) whose comparisons can never
+    all hold, outermost first; the comparisons outside the fragment are left out, which only weakens the claim."""
+    children: tuple[ast.Cond, ...] = ()
+    if isinstance(cond, ast.And):
+        region: Region = {}
+        for atom in cond.items:
+            part = _atom(atom, negate=False)
+            region = region if part is None else meet(region, part)
+        if is_empty(region):
+            yield cond
+            return
+        children = cond.items
+    elif isinstance(cond, ast.Or):
+        children = cond.items
+    elif isinstance(cond, (ast.Not, ast.IfPresent)):
+        children = (cond.item,)
+    elif isinstance(cond, ast.Quantified):
+        children = (cond.cond,)
+    for child in children:
+        yield from impossible_parts(child)
+
+
 _FLIP = {
     "eq": "ne",
     "ne": "eq",
@@ -160,15 +184,24 @@ def _atom(atom: ast.Cond, negate: bool) -> Region | None:
     dim = _dimension(atom.left)
     assert dim is not None
     constraint = _constraint(op, literals)
+    if constraint is not None and dim[0] == "length of":
+        constraint = constraint.meet(_LENGTHS)
     return None if constraint is None else {dim: constraint}
 
 
+_LENGTHS = Constraint(numeric=True, lo=0)
+
+
 def _dimension(value: ast.Value) -> tuple[str, ...] | None:
-    """The dimension a value is: an argument or principal path, or the length of one (a number)."""
+    """The dimension a value is: an argument or principal path, a quantifier's item (one item within one
+    conjunction), or the length of one of these (a number that is never negative)."""
     if isinstance(value, ast.Path):
         return (value.root, *value.parts)
-    if isinstance(value, ast.Length) and isinstance(value.of, ast.Path):
-        return ("length of", value.of.root, *value.of.parts)
+    if isinstance(value, ast.Var):
+        return ("item", value.name, *value.parts)
+    if isinstance(value, ast.Length):
+        inner = _dimension(value.of)
+        return None if inner is None or inner[0] == "length of" else ("length of", *inner)
     return None
 
 

@@ -285,6 +285,11 @@ class ToAst:
         operands = tuple(ast.Lit(value=_string(i)) if isinstance(i, Token) else i for i in right)
         return ast.Compare(left=left, op=op, right=operands, span=self._span(meta))
 
+    def chained(self, meta: Meta, items: list[Any]) -> ast.And:
+        """``amount is more than 5 and less than 10``: one comparison per bound, all of the same value."""
+        left, predicates = items[0], [i for i in items[1:] if not isinstance(i, Token)]
+        return ast.And(items=tuple(self.comparison(meta, [left, p]) for p in predicates), span=self._span(meta))
+
     def if_present(self, meta: Meta, items: list[Any]) -> ast.IfPresent:
         return ast.IfPresent(item=self.comparison(meta, items), span=self._span(meta))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentcore.policies import parse
+from agentcore.policies.ast import structure
 from agentcore.policies.checker import Finding, check
 from agentcore.policies.regions import Constraint, contains, is_empty, rule_region, value_key
 from agentcore.policies.schemas import load_tools
@@ -112,3 +113,47 @@ def test_similar_tool_names_without_schemas() -> None:
     (finding,) = [f for f in findings(text, tools=False) if f.code == "similar-tool-name"]
     assert finding.line == 3 and "did you mean `refunds.issue`?" in finding.help
     assert [f for f in findings("allow crm.lookup.\nallow crm.export.", tools=False)] == []
+
+
+# ---- bounds written once: `is more than 5 and less than 2` --------------------------------------------------------
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [
+        ("length of attendees is more than 5 and less than 2",
+         "length of attendees is more than 5 and length of attendees is less than 2"),
+        ("amount is at least 5 and at most 10 and b is 2", "amount is at least 5 and amount is at most 10 and b is 2"),
+        ("amount > 5 and < 2 or x is 1", "(amount > 5 and amount < 2) or x is 1"),
+        ("amount is more than 5 and is less than 9", "amount is more than 5 and amount is less than 9"),
+        ("amount is between 1 and 3 and greater than 2", "amount is between 1 and 3 and amount > 2"),
+        ("a is more than 1 and\n    less than 2", "a is more than 1 and a is less than 2"),
+    ],
+)  # fmt: skip
+def test_further_bounds_on_one_value_mean_the_comparisons_written_out(short: str, long: str) -> None:
+    assert structure(parse(f"deny t when {short}.")) == structure(parse(f"deny t when {long}."))
+
+
+def test_and_before_a_new_comparison_stays_a_new_comparison() -> None:
+    cond = parse("deny t when a is 1 and more is 2 and at is 3.").rules[0].clauses[0].cond
+    assert [c.left.parts for c in cond.items] == [("a",), ("more",), ("at",)]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("deny t when length of attendees is more than 5 and less than 2.", (1, 13)),
+        ("deny t when a is 1 or (b is more than 3 and at most 2).", (1, 24)),
+        ("deny t when any i in items has i.qty is more than 5 and i.qty is less than 3.", (1, 32)),
+        ('deny t when a is 1.\ndefine "odd" as\n  x is 1 and x is 2.', (3, 3)),
+        ("deny t when length of xs is less than 0.", (1, 1)),
+        ('deny t unless status is "a" and less than 3.', (1, 15)),
+    ],
+)
+def test_unsatisfiable_conditions_are_located(text: str, where: tuple[int, int]) -> None:
+    found = [(f.code, f.file, f.line, f.column) for f in findings(text, tools=False)]
+    assert found == [("impossible-condition", "t.policy", *where)]
+
+
+def test_satisfiable_bounds_and_separate_items_are_not_reported() -> None:
+    assert findings("deny t when amount is more than 2 and less than 5.", tools=False) == []
+    two_items = "deny t when any i in xs has (any i in ys has i is 1) and i is 2."
+    assert findings(two_items, tools=False) == []
