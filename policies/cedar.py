@@ -12,6 +12,13 @@ survive: each condition is translated into "definitely true" and "definitely fal
 false. ``x contains "text"`` is a text test or a set test depending on ``x``'s type, so such a rule is written
 once per reading; the reading that does not fit the request errors, and Cedar ignores a policy that errors.
 
+Language v2 constructs are translated where Cedar says the same thing: named conditions are inlined, ``if
+present`` becomes a ``has`` guard that makes the comparison false instead of unevaluable, arithmetic and
+``min``/``max``/``abs`` on literals are computed at export (Cedar's ``decimal`` has no arithmetic, so arithmetic
+on request values is refused), and a quantifier over a list argument whose condition tests the item's membership
+in literals (``every tag in tags has tag is one of "a", "b"``) becomes a set test (``containsAll`` /
+``containsAny``). Quantifiers over the fields of items, sums, counts, dates and lookups have no Cedar form.
+
 Leaving a rule out is safe only when the Cedar set then allows less: an untranslatable allow rule (or a monitor
 rule, which never changes a decision) is left out and reported; an untranslatable deny, approval, limit, redact
 or suppress rule makes the export refuse (:class:`CedarExportError`), because without it Cedar would allow or
@@ -30,9 +37,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agentcore.policies import ast
+from agentcore.policies.engine import NO_CONTEXT
 from agentcore.policies.errors import PolicyError, Problem
-from agentcore.policies.model import Request
-from agentcore.policies.values import describe
+from agentcore.policies.model import Principal, Request
+from agentcore.policies.named import definitions_of
+from agentcore.policies.text import canonical_text
+from agentcore.policies.values import (
+    Env,
+    Unevaluable,
+    ValueCompileError,
+    compile_value,
+    describe,
+    equality_key,
+    is_number,
+)
 
 _DECIMAL_LIMIT = Decimal("922337203685477.5807")  # Cedar decimals: a 64-bit integer of ten-thousandths
 _TEN_THOUSANDTH = Decimal("0.0001")
@@ -96,6 +114,7 @@ def _problem(skipped: Skipped) -> Problem:
 
 def export(files: Sequence[ast.PolicyFile], tools: Sequence[str] | None = None) -> CedarExport:
     """Translate a parsed bundle; ``tools`` (all tool names) is needed to expand glob patterns."""
+    definitions = definitions_of(files)
     policies: list[CedarPolicy] = []
     skipped = []
     defaults = {f.default for f in files if f.default}
@@ -105,7 +124,7 @@ def export(files: Sequence[ast.PolicyFile], tools: Sequence[str] | None = None) 
         )
     for rule in (r for f in files for r in f.rules):
         try:
-            policies.extend(_rule(rule, tools))
+            policies.extend(_rule(rule, tools, definitions))
         except NotTranslatable as why:
             span = rule.span
             skipped.append(
@@ -125,7 +144,7 @@ def entity_uid(kind: str, name: str) -> dict[str, str]:
     return {"type": kind, "id": name}
 
 
-def _rule(rule: ast.Rule, tools: Sequence[str] | None) -> list[CedarPolicy]:
+def _rule(rule: ast.Rule, tools: Sequence[str] | None, definitions: Mapping[str, ast.Definition]) -> list[CedarPolicy]:
     if rule.monitor:
         raise NotTranslatable("monitor rules are log-only; Cedar has no log-only policies (leaving it out is exact)")
     if rule.kind in ("redact", "suppress"):
@@ -137,27 +156,33 @@ def _rule(rule: ast.Rule, tools: Sequence[str] | None) -> list[CedarPolicy]:
         f"action == Action::{_q(names[0])}" if len(names) == 1 else
         "action in [" + ", ".join(f"Action::{_q(n)}" for n in names) + "]"
     )  # fmt: skip
-    ambiguous = sorted({_value(c.left)[0]: describe(c.left) for c in _compares(rule) if _is_text_contains(c)}.items())
+    compares = _compares([clause.cond for clause in rule.clauses], definitions)
+    ambiguous = sorted({_value(c.left)[0]: describe(c.left) for c in compares if _is_text_contains(c)}.items())
     if 2 ** len(ambiguous) > _MAX_READINGS:
         raise NotTranslatable(f"more than {_MAX_READINGS.bit_length() - 1} `contains` tests of text-or-list values")
     policies = []
     for choice in itertools.product((True, False), repeat=len(ambiguous)):
         reading = dict(zip(ambiguous, choice, strict=True))
-        text = _policy(rule, scope, reading)
+        text = _policy(rule, scope, reading, definitions)
         policies.append(CedarPolicy(rule_id=rule.id, tools=None if names is None else tuple(names), text=text))
     return policies
 
 
-def _compares(rule: ast.Rule) -> Iterator[ast.Compare]:
-    pending: list[ast.Cond] = [clause.cond for clause in rule.clauses]
+def _compares(conds: list[ast.Cond], definitions: Mapping[str, ast.Definition]) -> Iterator[ast.Compare]:
+    """The comparisons of conditions, through named conditions and ``if present`` (not inside quantifiers, whose
+    comparisons are of items, never ``contains`` tests)."""
+    pending, seen = list(conds), set()
     while pending:
         cond = pending.pop()
         if isinstance(cond, ast.Compare):
             yield cond
         elif isinstance(cond, (ast.And, ast.Or)):
             pending.extend(cond.items)
-        elif isinstance(cond, ast.Not):
+        elif isinstance(cond, (ast.Not, ast.IfPresent)):
             pending.append(cond.item)
+        elif isinstance(cond, ast.Named) and cond.name in definitions and cond.name not in seen:
+            seen.add(cond.name)
+            pending.append(definitions[cond.name].cond)
 
 
 def _is_text_contains(cond: ast.Compare) -> bool:
@@ -165,11 +190,14 @@ def _is_text_contains(cond: ast.Compare) -> bool:
     return cond.op in ("contains", "not_contains") and isinstance(operand, ast.Lit) and isinstance(operand.value, str)
 
 
-def _policy(rule: ast.Rule, scope: str, reading: dict[tuple[str, str], bool]) -> str:
+def _policy(
+    rule: ast.Rule, scope: str, reading: dict[tuple[str, str], bool], definitions: Mapping[str, ast.Definition]
+) -> str:
     """One Cedar policy for the rule; ``reading`` says which ambiguous ``contains`` values are read as text.
 
     Its keys are (Cedar expression, the value's name in the policy)."""
-    translate = _Conditions(frozenset(expression for (expression, _), is_text in reading.items() if is_text))
+    texts = frozenset(expression for (expression, _), is_text in reading.items() if is_text)
+    translate = _Conditions(texts, definitions)
     annotations = [f"@id({_q(rule.id)})"]
     if reading:
         words = ", ".join(f"{name} {'is text' if is_text else 'is a set'}" for (_, name), is_text in reading.items())
@@ -222,8 +250,9 @@ def _subject(subject: ast.Subject) -> str:
 class _Conditions:
     """Translates conditions of one reading: ``texts`` are the values read as text where ``contains`` is ambiguous."""
 
-    def __init__(self, texts: frozenset[str]) -> None:
+    def __init__(self, texts: frozenset[str], definitions: Mapping[str, ast.Definition]) -> None:
         self._texts = texts
+        self._definitions = definitions
 
     def cond(self, cond: ast.Cond) -> tuple[str, str]:
         """(definitely true, definitely false) Cedar expressions for a condition, Kleene logic preserved."""
@@ -239,15 +268,35 @@ class _Conditions:
             return " || ".join(trues), " && ".join(falses)
         if isinstance(cond, (ast.TimeWindow, ast.After)):
             raise NotTranslatable("time windows and sequence rules depend on the clock and state Cedar does not have")
-        if not isinstance(cond, ast.Compare):
-            raise NotTranslatable(f"{cond.kind.replace('_', ' ')} conditions (quantifiers, named conditions, "
-                                  "`if present`) are not exported to Cedar")  # fmt: skip
-        defined, test = self._compare(cond)
+        if isinstance(cond, ast.Named):
+            definition = self._definitions.get(cond.name)
+            if definition is None:
+                raise NotTranslatable(f'no condition is named "{cond.name}"')
+            return self.cond(definition.cond)
+        if isinstance(cond, ast.IfPresent):
+            defined, test = self._compare(cond.item)
+            if defined == "true":
+                return test, f"!({test})"
+            return f"{defined} && ({test})", f"!({defined}) || !({test})"  # absent: false, not unevaluable
+        defined, test = self._quantified(cond) if isinstance(cond, ast.Quantified) else self._compare(cond)
         if defined == "true":
             return test, f"!({test})"
         return f"{defined} && ({test})", f"{defined} && !({test})"
 
+    def _quantified(self, cond: ast.Quantified) -> tuple[str, str]:
+        """``any|every|no X in LIST has X is one of ...`` as a set test on the list (Cedar has no quantifiers)."""
+        listed, defined = _value(cond.over)
+        member, literals = _membership(cond.cond, cond.var)
+        values = "[" + ", ".join(_literal(v) for v in literals.values()) + "]"
+        some_in, all_in = f"{listed}.containsAny({values})", f"{values}.containsAll({listed})"
+        holds = {  # (quantifier, the item is in the literals) -> the set test
+            ("any", True): some_in, ("every", True): all_in, ("no", True): f"!({some_in})",
+            ("any", False): f"!({all_in})", ("every", False): f"!({some_in})", ("no", False): all_in,
+        }  # fmt: skip
+        return defined, holds[(cond.quantifier, member)]
+
     def _compare(self, cond: ast.Compare) -> tuple[str, str]:
+        cond = cond.model_copy(update={"left": _folded(cond.left), "right": tuple(map(_folded, cond.right))})
         left, left_defined = _value(cond.left)
         if cond.op in ("missing", "present"):
             return "true", (f"!({left_defined})" if cond.op == "missing" else left_defined)
@@ -291,6 +340,58 @@ class _Conditions:
         return defined, f"!({test})" if positive != cond.op else test
 
 
+def _membership(cond: ast.Cond, var: str) -> tuple[bool, dict[Any, ast.Lit]]:
+    """A quantifier's condition on its item as (True, S): the item is one of S, or (False, S): it is none of S.
+
+    ``not``, ``and`` and ``or`` of such tests are one such test again (set algebra on the literals)."""
+    if isinstance(cond, ast.Not):
+        member, literals = _membership(cond.item, var)
+        return not member, literals
+    if isinstance(cond, (ast.And, ast.Or)):
+        member, literals = _membership(cond.items[0], var)
+        for item in cond.items[1:]:
+            other, more = _membership(item, var)
+            member, literals = (_both if isinstance(cond, ast.And) else _either)(member, literals, other, more)
+        return member, literals
+    if (
+        isinstance(cond, ast.Compare)
+        and cond.op in ("eq", "ne", "one_of", "not_one_of")
+        and isinstance(cond.left, ast.Var)
+        and cond.left.name == var
+        and not cond.left.parts
+        and all(isinstance(v, ast.Lit) for v in cond.right)
+    ):
+        literals = {equality_key(_constant(v)): v for v in cond.right if isinstance(v, ast.Lit)}
+        return cond.op in ("eq", "one_of"), literals
+    raise NotTranslatable(
+        "a quantifier is exported only when it tests whether the item is one of some literals (a set test); "
+        "Cedar cannot look inside the items of a set"
+    )
+
+
+Literals = dict[Any, ast.Lit]
+
+
+def _both(a: bool, s: Literals, b: bool, t: Literals) -> tuple[bool, Literals]:
+    """``item in/not in s and item in/not in t`` as one membership test."""
+    if a and b:
+        return True, {k: v for k, v in s.items() if k in t}
+    if a or b:
+        inside, outside = (s, t) if a else (t, s)
+        return True, {k: v for k, v in inside.items() if k not in outside}
+    return False, {**s, **t}
+
+
+def _either(a: bool, s: Literals, b: bool, t: Literals) -> tuple[bool, Literals]:
+    """``item in/not in s or item in/not in t``: the complement of both complements."""
+    member, literals = _both(not a, s, not b, t)
+    return not member, literals
+
+
+def _constant(literal: ast.Lit) -> Any:
+    return canonical_text(literal.value) if isinstance(literal.value, str) else literal.value
+
+
 def _number(node: ast.Value, text: str) -> str:
     """An operand of an ordered comparison: a decimal literal, or a value that must hold a number."""
     if isinstance(node, ast.Lit) and (isinstance(node.value, (bool, str)) or node.value is None):
@@ -302,8 +403,11 @@ def _value(value: ast.Value) -> tuple[str, str]:
     """(Cedar expression, its definedness guard) for a value."""
     if isinstance(value, ast.Lit):
         return _literal(value), "true"
+    if isinstance(value, (ast.Plus, ast.Arith, ast.Function)):
+        return _literal(_computed(value)), "true"
     if not isinstance(value, ast.Path):
-        raise NotTranslatable(f"{value.kind} values (resolvers, aggregates, scores, lengths, hosts) are not in Cedar")
+        raise NotTranslatable(f"{value.kind} values (resolvers, aggregates, dates, scores, lengths, hosts) are not "
+                              "in Cedar")  # fmt: skip
     if value.root == "user" and value.parts == ("id",):
         raise NotTranslatable('compare the user with `for user "id"` to export it')
     if any(part.isdigit() for part in value.parts):
@@ -321,6 +425,34 @@ def _value(value: ast.Value) -> tuple[str, str]:
     if value.root == "agent" and value.parts == ("id",):
         guards = []
     return expression, " && ".join(guards) or "true"
+
+
+_NO_REQUEST = Request(principal=Principal(id="cedar.export"), action="cedar.export")  # literals read nothing
+
+
+def _computed(value: ast.Plus | ast.Arith | ast.Function) -> ast.Lit:
+    """Arithmetic on literals, computed now: Cedar's ``decimal`` has no arithmetic, so nothing else is exported."""
+    if any(isinstance(node, (ast.Path, ast.Var, ast.Resolve)) for node in _nodes(value)):
+        raise NotTranslatable("arithmetic on request values: Cedar's decimal type has no arithmetic")
+    try:
+        result = compile_value(value)(Env(_NO_REQUEST, NO_CONTEXT))
+    except (Unevaluable, ValueCompileError) as error:
+        raise NotTranslatable(f"the arithmetic cannot be computed: {error}") from None
+    if not is_number(result) and not isinstance(result, Decimal):
+        raise NotTranslatable("only arithmetic on numbers is exported (Cedar has no dates or durations here)")
+    return ast.Lit.model_construct(value=result, currency=None, span=value.span)  # keeps the Decimal exact
+
+
+def _folded(value: ast.Value) -> ast.Value:
+    return _computed(value) if isinstance(value, (ast.Plus, ast.Arith, ast.Function)) else value
+
+
+def _nodes(node: ast.Node) -> Iterator[ast.Node]:
+    yield node
+    for name, part in node.__dict__.items():
+        for item in part if isinstance(part, tuple) else (part,):
+            if name != "span" and isinstance(item, ast.Node):
+                yield from _nodes(item)
 
 
 def _literal(value: ast.Value) -> str:

@@ -80,7 +80,7 @@ class NoContext:
         return self._missing()
 
 
-_NO_CONTEXT = NoContext()
+NO_CONTEXT = NoContext()
 
 
 def policy_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -165,13 +165,13 @@ class PolicyEngine:
     def decide(self, request: Request, context: DecisionContext | None = None) -> Decision:
         """Decide one request. Never raises for a bad request: it is denied with the reason."""
         try:
-            return self._decide(self._bundle, self._plans, Env(request, context or _NO_CONTEXT))
+            return self._decide(self._bundle, self._plans, Env(request, context or NO_CONTEXT))
         except Exception as error:
             return _failure(self._bundle, error)
 
     def decide_many(self, requests: Iterable[Request], context: DecisionContext | None = None) -> list[Decision]:
         """Decide a batch in order: the same decisions as :meth:`decide` on each, with less overhead per call."""
-        decide, bundle, plans, facts = self._decide, self._bundle, self._plans, context or _NO_CONTEXT
+        decide, bundle, plans, facts = self._decide, self._bundle, self._plans, context or NO_CONTEXT
         decisions: list[Decision] = []
         append = decisions.append
         for request in requests:
@@ -204,7 +204,7 @@ class PolicyEngine:
             bundle = self._bundle
             self._traced = compile_bundle(bundle.files, bundle.sources, bundle.default, traced=True)
         trace: list[tuple[str, Any]] = []
-        env = Env(request, context or _NO_CONTEXT, trace)
+        env = Env(request, context or NO_CONTEXT, trace)
         try:
             return self._decide(self._traced, {}, env), trace
         except Exception as error:
