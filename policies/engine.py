@@ -39,7 +39,7 @@ from agentcore.policies.model import (
     RedactPattern,
     Request,
 )
-from agentcore.policies.parser import parse
+from agentcore.policies.parser import SCHEMA_SUFFIX, parse
 from agentcore.policies.values import Env, Unevaluable
 
 logger = logging.getLogger(__name__)
@@ -84,16 +84,16 @@ NO_CONTEXT = NoContext()
 
 
 def policy_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand directories to their ``*.policy`` files (sorted); keep files as given."""
+    """Expand directories to their ``*.policy`` and ``*.schema`` files (sorted); keep files as given."""
     found: list[Path] = []
     for entry in map(Path, paths):
         if entry.is_dir():
-            found.extend(sorted(entry.rglob(f"*{POLICY_SUFFIX}")))
+            found.extend(sorted([*entry.rglob(f"*{POLICY_SUFFIX}"), *entry.rglob(f"*{SCHEMA_SUFFIX}")]))
         elif entry.exists():
             found.append(entry)
         else:
             raise PolicySyntaxError([Problem(f"policy path {str(entry)!r} does not exist", str(entry))])
-    if not found:
+    if not any(path.suffix != SCHEMA_SUFFIX for path in found):
         raise PolicySyntaxError([Problem(f"no *{POLICY_SUFFIX} files found in the given paths", help="check the path")])
     return found
 
@@ -113,7 +113,7 @@ def parse_sources(sources: dict[str, str]) -> list[ast.PolicyFile]:
 
 
 def read_sources(paths: Iterable[str | Path]) -> dict[str, str]:
-    """``{path: text}`` of every ``*.policy`` file in ``paths``; bytes that are not UTF-8 become parse errors
+    """``{path: text}`` of every ``*.policy`` and ``*.schema`` file in ``paths``; bytes that are not UTF-8 become parse errors
     at their line and column (``surrogateescape``), not decoding tracebacks."""
     sources = {}
     for path in policy_files(paths):

@@ -45,6 +45,14 @@ def fact_problems(
 ) -> Iterator[tuple[ast.Rule | None, FactProblem]]:
     """Problems per rule (``None``: a problem of a declaration itself)."""
     decls = declarations(files)
+    first: dict[str, ast.ResolverDecl] = {}
+    for decl in (decl for file in files for decl in file.resolvers):
+        earlier = first.setdefault(decl.name, decl)
+        if earlier is not decl:
+            where = f"{earlier.span.file}:{earlier.span.line}" if earlier.span else "earlier"
+            yield None, FactProblem("error", "duplicate-resolver", f"resolver `{decl.name}` is declared twice "
+                                    f"(first at {where})", "declare each resolver once, in the bundle or its "
+                                    "schema file", decl.span)  # fmt: skip
     for decl in decls.values():
         for type_expr in (*(p.type for p in decl.params), decl.returns):
             for problem in _type_names(type_expr, decls):

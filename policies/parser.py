@@ -7,6 +7,7 @@ reports all of them, each with ``file:line:col``, the line, a caret, the expecte
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 from importlib import resources
@@ -21,6 +22,9 @@ from agentcore.policies.text import LONE_SURROGATE
 from agentcore.policies.transform import LocatedError, ToAst
 
 MAX_ERRORS = 20
+SCHEMA_SUFFIX = ".schema"
+_SCHEMA_HELP = "a schema file holds only resolver declarations (`resolver NAME(KEY: TYPE) returns TYPE.`); " \
+    "rules, definitions and defaults go in *.policy files"
 _WORDS = {
     "NAME": "a tool name or argument path",
     "STRING": 'a quoted string like "text"',
@@ -45,7 +49,14 @@ _WORDS = {
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = resources.files("agentcore.policies").joinpath("grammar.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False)
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        start=["start", "schema"],
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,9 +71,11 @@ def keyword_words() -> frozenset[str]:
 
 
 def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
-    """Parse one policy file; raise :class:`PolicySyntaxError` listing every syntax error found."""
+    """Parse one policy file (a schema file when ``path`` ends with ``.schema``); raise :class:`PolicySyntaxError`
+    listing every syntax error found."""
     problems = _surrogates(text, path)
-    tree = None if problems else _parse_collecting(text, path, problems)
+    rule = "schema" if path.endswith(SCHEMA_SUFFIX) else "start"
+    tree = None if problems else _parse_collecting(text, path, problems, rule)
     if problems or tree is None:
         raise PolicySyntaxError(problems or [Problem("the policy could not be parsed", path)])
     comments = _comments(text)
@@ -111,16 +124,19 @@ def _surrogates(text: str, path: str) -> list[Problem]:
     return [Problem(f"{what}, so this is not text", path, line, column, source, "save the policy file as UTF-8")]
 
 
-def _parse_collecting(text: str, path: str, problems: list[Problem]) -> Tree[Token] | None:
+def _parse_collecting(text: str, path: str, problems: list[Problem], rule: str) -> Tree[Token] | None:
     lines = text.splitlines()
     start, first_tree = 0, None
     while start <= len(text) and len(problems) < MAX_ERRORS:
         # Blank out what was already handled (keeping newlines) so line/column stay true to the file.
         masked = "".join(c if c == "\n" else " " for c in text[:start]) + text[start:]
         try:
-            tree = _lark().parse(masked)
+            tree = _lark().parse(masked, start=rule)
         except UnexpectedInput as error:
-            problems.append(_problem(error, path, lines))
+            problem = _problem(error, path, lines)
+            if rule == "schema":
+                problem = dataclasses.replace(problem, help=_SCHEMA_HELP)
+            problems.append(problem)
             resume = _next_statement(text, error.pos_in_stream if error.pos_in_stream is not None else len(text))
             if resume is None or resume <= start:
                 break

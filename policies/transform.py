@@ -92,6 +92,9 @@ class ToAst:
             **header,
         )
 
+    def schema(self, meta: Meta, items: list[Any]) -> ast.PolicyFile:
+        return ast.PolicyFile(path=self._path, resolvers=tuple(items), span=self._span(meta))
+
     def header(self, meta: Meta, items: list[Any]) -> dict[str, Any]:
         fields: dict[str, Any] = {"name": _string(items[0]), "header_span": self._span(meta)}
         for key, value in items[1:]:

@@ -25,7 +25,7 @@ from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
 
 app = typer.Typer(help="Check, explain, format, test and export policy bundles.", no_args_is_help=True)
 
-PATHS = typer.Argument(..., help="Policy files or directories (searched for *.policy).")
+PATHS = typer.Argument(..., help="Policy and schema files or directories (searched for *.policy and *.schema).")
 
 
 @app.command()

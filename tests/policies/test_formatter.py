@@ -170,6 +170,7 @@ SHIPPED = sorted(
     [
         *(ROOT / "agentcore" / "demo" / "policies").glob("*.policy"),
         *(ROOT / "examples").rglob("*.policy"),
+        *(ROOT / "examples").rglob("*.schema"),
         *DATA.glob("*.policy"),
     ]
 )

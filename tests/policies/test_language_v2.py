@@ -257,6 +257,57 @@ def test_without_declarations_facts_are_unchecked() -> None:
     assert [code for code, _ in found] == ["unchecked-facts"]  # one warning per resolver
 
 
+# ---- 6b. resolver declarations in a schema file next to the bundle ------------------------------------------------
+SCHEMA_RULES = """deny t when customer(customer_id).teir is "gold".
+deny t when any o in customer(customer_id).orders has o.totl > 1.
+deny t when custmer(customer_id).tier is "x".
+deny t when customer(customer_id).joined is more than 5.
+deny t when order(order_id).created_at is within 2 days before now.
+"""
+
+
+def located(paths: list[Path]) -> list[tuple[str, str, int, int]]:
+    engine = PolicyEngine.from_paths(paths)
+    return [(f.code, Path(f.file).name, f.line, f.column) for f in check(engine.files)]
+
+
+def test_schema_file_declares_the_resolvers_of_the_bundle(tmp_path: Path) -> None:
+    (tmp_path / "resolvers.schema").write_text("# lookups\n" + DECLARED, encoding="utf-8")
+    (tmp_path / "rules.policy").write_text(SCHEMA_RULES, encoding="utf-8")
+    assert located([tmp_path]) == [
+        ("unknown-attribute", "rules.policy", 1, 13),
+        ("unknown-attribute", "rules.policy", 2, 55),
+        ("unknown-resolver", "rules.policy", 3, 13),
+        ("type-mismatch", "rules.policy", 4, 55),
+    ]
+    # without the schema file nothing is declared: the facts are unchecked
+    assert {code for code, *_ in located([tmp_path / "rules.policy"])} == {"unchecked-facts"}
+
+
+def test_schema_file_holds_only_declarations(tmp_path: Path) -> None:
+    (tmp_path / "r.schema").write_text(DECLARED + 'deny t when a is "b".\n', encoding="utf-8")
+    (tmp_path / "rules.policy").write_text("allow t.\n", encoding="utf-8")
+    with pytest.raises(PolicySyntaxError) as caught:
+        PolicyEngine.from_paths([tmp_path])
+    [problem] = caught.value.problems
+    assert (Path(problem.file).name, problem.line, problem.column) == ("r.schema", 4, 1)
+    assert 'expected "resolver"' in problem.message and "rules, definitions and defaults go in" in problem.help
+
+
+def test_a_resolver_declared_twice_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "r.schema").write_text(DECLARED, encoding="utf-8")
+    (tmp_path / "rules.policy").write_text("resolver order(id: string) returns {status: string}.\n", encoding="utf-8")
+    found = check(PolicyEngine.from_paths([tmp_path]).files)
+    assert [(f.code, Path(f.file).name, f.line) for f in found] == [("duplicate-resolver", "rules.policy", 1)]
+    assert "declared twice (first at" in found[0].message
+
+
+def test_schema_files_alone_are_no_bundle(tmp_path: Path) -> None:
+    (tmp_path / "r.schema").write_text(DECLARED, encoding="utf-8")
+    with pytest.raises(PolicySyntaxError, match=r"no \*\.policy files"):
+        PolicyEngine.from_paths([tmp_path])
+
+
 # ---- 7. presence ------------------------------------------------------------------------------------------------
 def test_if_present_does_not_fail_closed() -> None:
     rule = 'deny t when customer.status is "flagged" if present.'
