@@ -113,8 +113,8 @@ def parse_sources(sources: dict[str, str]) -> list[ast.PolicyFile]:
 
 
 def read_sources(paths: Iterable[str | Path]) -> dict[str, str]:
-    """``{path: text}`` of every ``*.policy`` and ``*.schema`` file in ``paths``; bytes that are not UTF-8 become parse errors
-    at their line and column (``surrogateescape``), not decoding tracebacks."""
+    """``{path: text}`` of every ``*.policy`` and ``*.schema`` file in ``paths``; bytes that are not UTF-8 become
+    parse errors at their line and column (``surrogateescape``), not decoding tracebacks."""
     sources = {}
     for path in policy_files(paths):
         try:

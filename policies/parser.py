@@ -23,8 +23,10 @@ from agentcore.policies.transform import LocatedError, ToAst
 
 MAX_ERRORS = 20
 SCHEMA_SUFFIX = ".schema"
-_SCHEMA_HELP = "a schema file holds only resolver declarations (`resolver NAME(KEY: TYPE) returns TYPE.`); " \
+_SCHEMA_HELP = (
+    "a schema file holds only resolver declarations (`resolver NAME(KEY: TYPE) returns TYPE.`); "
     "rules, definitions and defaults go in *.policy files"
+)
 _WORDS = {
     "NAME": "a tool name or argument path",
     "STRING": 'a quoted string like "text"',
