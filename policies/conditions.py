@@ -13,6 +13,7 @@ from typing import Any
 
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
+from agentcore.policies.items import Slow, item_test
 from agentcore.policies.quantities import moments, ordered, same
 from agentcore.policies.regex import compile_regex
 from agentcore.policies.text import canonical_text
@@ -133,6 +134,7 @@ class Compiler:
 
     def _quantified(self, node: ast.Quantified) -> Test:
         items, test = bind_items(node, self.cond)
+        fast = None if self._traced else item_test(node.cond, node.var)  # a trace records every atom
         var, quantifier = node.var, node.quantifier
 
         def quantified(env: Env) -> bool:
@@ -143,6 +145,13 @@ class Compiler:
             error: Unevaluable | None = None
             try:
                 for item in items(env):
+                    if fast is not None:
+                        try:
+                            if fast(item) is not wanted:
+                                return quantifier == "any"
+                            continue
+                        except Slow:
+                            pass
                     bound[var] = item
                     try:
                         if test(env) is not wanted:

@@ -25,7 +25,7 @@ class Missing(Unevaluable):
 
 # 34 significant digits (IEEE decimal128); results beyond 10**60 are an overflow, not a silent rounding.
 _CONTEXT = Context(prec=34, Emax=60, Emin=-60, traps=[InvalidOperation, DivisionByZero, Overflow])
-_LIMIT = 10**60  # the same bound for whole numbers, which skip the decimal context
+LIMIT = 10**60  # the same bound for whole numbers, which skip the decimal context
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -130,7 +130,7 @@ def arithmetic(op: str, left: Any, right: Any, what: str) -> Any:
     """``left op right`` exactly: numbers as decimals, dates and timestamps with durations."""
     if type(left) is int and type(right) is int and op != "divided":  # whole numbers: exact already, and fast
         result = left + right if op == "plus" else left - right if op == "minus" else left * right
-        if -_LIMIT < result < _LIMIT:
+        if -LIMIT < result < LIMIT:
             return result
         raise Unevaluable(f"{what} is too large to compute exactly")
     if op in ("plus", "minus") and (_is_time(left) or _is_time(right)):
@@ -174,7 +174,7 @@ def numeric_total(items: list[Any], what: str) -> Any:
     """The exact sum of numbers, or of durations."""
     if all(type(item) is int for item in items):
         whole = sum(items)
-        if -_LIMIT < whole < _LIMIT:
+        if -LIMIT < whole < LIMIT:
             return whole
         raise Unevaluable(f"{what} is too large to compute exactly")
     if all(isinstance(item, timedelta) for item in items):

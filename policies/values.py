@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentcore.policies import ast
 from agentcore.policies.context import DecisionContext, Scope, scope_key
+from agentcore.policies.items import Slow, item_test, item_value
 from agentcore.policies.model import Request
 from agentcore.policies.quantities import (
     WEEKDAY_NAMES,
@@ -294,7 +295,7 @@ def _items(over: Getter, what: str) -> Callable[[Env], list[Any]]:
 
 def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
     items, value = _items(compile_value(node.over, cond), describe(node.over)), compile_value(node.value, cond)
-    var, op = node.var, node.op
+    var, op, fast = node.var, node.op, item_value(node.value, node.var)
     what = f"the {op} of `{describe(node.value)}`"
 
     def fold(env: Env) -> Any:
@@ -302,6 +303,12 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
         values = []
         try:
             for item in items(env):
+                if fast is not None:
+                    try:
+                        values.append(fast(item))
+                        continue
+                    except Slow:
+                        pass
                 bound[var] = item
                 values.append(value(env))
         finally:
@@ -328,12 +335,19 @@ def _restore(bound: dict[str, Any], var: str, saved: Any) -> None:
 
 def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
     items, test, var = _items(compile_value(node.over, cond), describe(node.over)), cond(node.cond), node.var
+    fast = item_test(node.cond, var)
 
     def count(env: Env) -> int:
         bound, saved = env.bound, env.bound.get(var, _UNBOUND)
         try:
             total = 0
             for item in items(env):
+                if fast is not None:
+                    try:
+                        total += fast(item)
+                        continue
+                    except Slow:
+                        pass
                 bound[var] = item
                 total += bool(test(env))
             return total

@@ -1,0 +1,203 @@
+"""Fast paths for quantifiers, ``count of`` and folds: their condition or value as a function of the item itself.
+
+The general closures read an item through ``Env.bound`` and check every type on the way. The common bodies
+(fields of the item compared with literals, whole-number arithmetic on them) are compiled here once more, into
+functions of the item that handle plain JSON only: an object whose fields are whole numbers and text. Anything
+else (a missing field, a decimal, a non-object item) raises :class:`Slow`, and that item is evaluated by the
+general closures, so results, errors and fail-closed outcomes are exactly theirs.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from agentcore.policies import ast
+from agentcore.policies.quantities import LIMIT, exact
+from agentcore.policies.text import canonical_text
+
+ItemTest = Callable[[Any], bool]
+ItemValue = Callable[[Any], Any]
+_PLAIN = (int, str)  # the types the fast paths compute with (not bool: its type is bool, not int)
+
+
+class Slow(Exception):
+    """This item needs the general evaluation."""
+
+
+def item_test(cond: ast.Cond, var: str) -> ItemTest | None:
+    """``cond`` as a function of the item bound to ``var``, or None when its form has no fast path."""
+    if isinstance(cond, ast.Not):
+        inner = item_test(cond.item, var)
+        return None if inner is None else lambda item: not inner(item)
+    if isinstance(cond, (ast.And, ast.Or)):
+        parts = [item_test(part, var) for part in cond.items]
+        if any(part is None for part in parts):
+            return None
+        tests = tuple(p for p in parts if p is not None)
+        if len(tests) == 2:
+            first, second = tests
+            if isinstance(cond, ast.And):
+                return lambda item: first(item) and second(item)
+            return lambda item: first(item) or second(item)
+        if isinstance(cond, ast.And):
+            return lambda item: all(test(item) for test in tests)
+        return lambda item: any(test(item) for test in tests)
+    if isinstance(cond, ast.Compare):
+        return _compare(cond, var)
+    return None
+
+
+def item_value(value: ast.Value, var: str) -> ItemValue | None:
+    """``value`` as a function of the item (a whole number or text), or None when it has no fast path."""
+    if isinstance(value, ast.Var) and value.name == var and len(value.parts) <= 1:
+        return _field(value.parts[0]) if value.parts else _itself
+    if isinstance(value, ast.Lit) and type(value.value) in _PLAIN:
+        constant = canonical_text(value.value) if isinstance(value.value, str) else value.value
+        return lambda item: constant
+    if isinstance(value, ast.Arith) and value.op != "divided":
+        return _arith(value.op, item_value(value.left, var), item_value(value.right, var))
+    if isinstance(value, ast.Plus):
+        terms = [item_value(term, var) for term in value.terms]
+        first, *rest = terms
+        for term in rest:
+            first = _arith("plus", first, term)
+        return first
+    return None
+
+
+def _itself(item: Any) -> Any:
+    if type(item) in _PLAIN:
+        return item
+    raise Slow
+
+
+def _field(name: str) -> ItemValue:
+    def field(item: Any) -> Any:
+        if type(item) is dict:
+            found = item.get(name, Slow)
+            if type(found) in _PLAIN:
+                return found
+        raise Slow
+
+    field.field = name  # type: ignore[attr-defined]  # lets the fused paths below read the object directly
+    return field
+
+
+def _field_of(value: ItemValue) -> str | None:
+    """The field a value made by :func:`_field` reads, else None."""
+    return getattr(value, "field", None)
+
+
+_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "plus": operator.add, "minus": operator.sub, "times": operator.mul,
+    "gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le,
+}  # fmt: skip
+
+
+def _arith(op: str, left: ItemValue | None, right: ItemValue | None) -> ItemValue | None:
+    if left is None or right is None:
+        return None
+    compute = _OPERATORS[op]
+    names = _field_of(left), _field_of(right)
+    if names[0] is not None and names[1] is not None:
+        return _fields_arith(compute, names[0], names[1])
+
+    def whole(item: Any) -> int:
+        a, b = left(item), right(item)
+        if type(a) is not int or type(b) is not int:
+            raise Slow
+        result: int = compute(a, b)
+        if -LIMIT < result < LIMIT:
+            return result
+        raise Slow  # the general path says why it cannot be computed
+
+    return whole
+
+
+def _fields_arith(compute: Callable[[Any, Any], Any], first: str, second: str) -> ItemValue:
+    """``item.price times item.qty``, the commonest arithmetic on items, read straight from the object."""
+
+    def fields(item: Any) -> int:
+        if type(item) is dict:
+            a, b = item.get(first), item.get(second)
+            if type(a) is int and type(b) is int:
+                result: int = compute(a, b)
+                if -LIMIT < result < LIMIT:
+                    return result
+        raise Slow
+
+    return fields
+
+
+def plain_key(value: Any) -> tuple[str, Any]:
+    """``values.equality_key`` of a whole number or text (the only values the fast paths compare)."""
+    return ("str", value) if type(value) is str else ("number", value)
+
+
+def _compare(cond: ast.Compare, var: str) -> ItemTest | None:
+    op, operands = cond.op, cond.right
+    if op in ("missing", "present"):
+        named = isinstance(cond.left, ast.Var) and cond.left.name == var and len(cond.left.parts) == 1
+        return _presence(cond.left.parts[0], op == "missing") if named else None  # type: ignore[union-attr]
+    left = item_value(cond.left, var)
+    if left is None:
+        return None
+    literals = [v.value for v in operands if isinstance(v, ast.Lit)]
+    if len(literals) != len(operands) or not operands:
+        return None
+    if op in ("gt", "ge", "lt", "le") and type(literals[0]) in (int, float):
+        return _ordered(op, left, exact(literals[0], "the bound"))
+    if op in ("eq", "ne", "one_of", "not_one_of") and all(type(v) in _PLAIN for v in literals):
+        keys = frozenset(plain_key(canonical_text(v) if isinstance(v, str) else v) for v in literals)
+        return _member(left, keys, op in ("ne", "not_one_of"))
+    if op in ("starts_with", "ends_with", "not_starts_with", "not_ends_with") and isinstance(literals[0], str):
+        return _affix(left, canonical_text(literals[0]), "starts" in op, op.startswith("not_"))
+    return None
+
+
+def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
+    compare, name = _OPERATORS[op], _field_of(left)
+    if name is not None:
+
+        def ordered_field(item: Any) -> bool:
+            """``item.qty is more than 5``: read straight from the object."""
+            if type(item) is dict:
+                value = item.get(name)
+                if type(value) is int:
+                    return bool(compare(value, bound))
+            raise Slow
+
+        return ordered_field
+
+    def ordered(item: Any) -> bool:
+        value = left(item)
+        if type(value) is not int:
+            raise Slow
+        return bool(compare(value, bound))
+
+    return ordered
+
+
+def _member(left: ItemValue, keys: frozenset[Any], negated: bool) -> ItemTest:
+    return lambda item: (plain_key(left(item)) in keys) is not negated
+
+
+def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
+    def affix(item: Any) -> bool:
+        value = left(item)
+        if type(value) is not str:
+            raise Slow
+        return (value.startswith(text) if prefix else value.endswith(text)) is not negated
+
+    return affix
+
+
+def _presence(name: str, missing: bool) -> ItemTest:
+    def presence(item: Any) -> bool:
+        if type(item) is not dict:
+            raise Slow
+        return (name not in item) is missing
+
+    return presence

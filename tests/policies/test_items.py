@@ -1,0 +1,80 @@
+"""The fast paths for list items decide exactly as the general closures, on plain and on odd items alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentcore import PolicyEngine, Request
+from agentcore.policies import Principal, ast, conditions, parse, values
+from agentcore.policies.items import item_test, item_value, plain_key
+from agentcore.policies.values import equality_key
+
+RULES = """
+deny t when any item in items has item.qty is more than 5 and item.price is at least 50.
+deny t when every item in items has item.sku starts with "gift_" or item.sku ends with "_x".
+deny t when count of item in items where item.sku is one of "a", "b" and item.qty is not 3 is more than 1.
+deny t when sum of item.price times item.qty for item in items is more than 400.
+deny t when sum of item.price minus 2 plus item.qty for item in items is at most -1.
+deny t when no item in items has item.receipt is missing or item.qty < 2.5.
+deny t when any n in numbers has n is more than 10 or n is "x".
+deny t when any item in items has not item.sku is "a" and item.price is not 7.
+"""
+KEYS = ["qty", "price", "sku", "receipt"]
+ODD = st.one_of(
+    st.integers(-3, 80),
+    st.sampled_from([10**61, -(10**61), 2.5, 7.0, 50.0, 0.1, True, False, None, "a", "b", "gift_card", "c_x", ""]),
+    st.just({"nested": 1}),
+    st.just([1]),
+)
+PLAIN = st.fixed_dictionaries(
+    {"qty": st.integers(0, 8), "price": st.sampled_from([0, 2, 7, 49, 50, 51, 100]),
+     "sku": st.sampled_from(["a", "b", "gift_card", "c_x", "cx", "d"])},
+    optional={"receipt": st.sampled_from(["r1", None])},
+)  # fmt: skip
+ITEM = st.one_of(PLAIN, st.dictionaries(st.sampled_from(KEYS), ODD, max_size=4), ODD)
+
+
+def general_engine() -> PolicyEngine:
+    """The bundle compiled without the fast paths."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conditions, "item_test", lambda cond, var: None)
+        patch.setattr(values, "item_test", lambda cond, var: None)
+        patch.setattr(values, "item_value", lambda value, var: None)
+        return PolicyEngine.from_text("default allow.\n" + RULES, "items.policy")
+
+
+FAST, GENERAL = PolicyEngine.from_text("default allow.\n" + RULES, "items.policy"), general_engine()
+
+
+def outcome(engine: PolicyEngine, args: dict[str, Any]) -> list[tuple[str, str | None]]:
+    decision = engine.decide(Request(principal=Principal(id="u"), action="t", args=args))
+    return [(decision.effect.value, None), *((r.rule_id, r.note) for r in decision.reasons)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    items=st.one_of(st.lists(PLAIN, max_size=6), st.lists(ITEM, max_size=6), ODD),
+    numbers=st.one_of(st.lists(st.integers(0, 12), max_size=4), st.lists(ODD, max_size=4)),
+)
+def test_fast_paths_decide_as_the_general_closures(items: Any, numbers: list[Any]) -> None:
+    args = {"items": items, "numbers": numbers}
+    assert outcome(FAST, args) == outcome(GENERAL, args)
+
+
+def test_every_rule_of_the_bundle_has_a_fast_path() -> None:
+    for rule in parse(RULES).rules:
+        cond = rule.clauses[0].cond
+        node = cond.left if isinstance(cond, ast.Compare) else cond
+        if isinstance(node, (ast.Quantified, ast.CountWhere)):
+            assert item_test(node.cond, node.var) is not None, rule.text
+        else:
+            assert isinstance(node, ast.Fold) and item_value(node.value, node.var) is not None, rule.text
+
+
+@pytest.mark.parametrize("value", [0, -7, 10**70, "", "a", "gift_card"])
+def test_plain_keys_are_the_language_equality(value: Any) -> None:
+    assert plain_key(value) == equality_key(value)
