@@ -214,6 +214,7 @@ class Compare(Node):
 class And(Node):
     kind: Literal["and"] = "and"
     items: tuple[Cond, ...]
+    chained: bool = False  # written as bounds of one value (`is more than 5 and less than 9`), for fmt
 
 
 class Or(Node):
@@ -372,7 +373,7 @@ for _model in (
     _model.model_rebuild()
 
 
-_LAYOUT = frozenset({"span", "text", "comments", "path", "header_span", "default_span"})
+_LAYOUT = frozenset({"span", "text", "comments", "path", "header_span", "default_span", "chained"})
 
 
 def structure(node: BaseModel) -> Any:

@@ -184,6 +184,9 @@ def _or(cond: ast.Or) -> Doc:
 
 
 def _and(cond: ast.And) -> Doc:
+    if cond.chained:  # `amount is more than 5 and is less than 9`: the value once, then each bound
+        first, *bounds = cond.items
+        return Group((doc(first), *((LINE, "and ", _bound(b)) for b in bounds if isinstance(b, ast.Compare))))
     return Group(join((_paren(item, (ast.Or, ast.Quantified)) for item in cond.items), (LINE, "and ")))
 
 
@@ -194,6 +197,11 @@ def _not(cond: ast.Not) -> Doc:
 def _paren(cond: ast.Cond, kinds: type | tuple[type, ...]) -> Doc:
     inner = doc(cond)
     return ("(", Nest(1, inner), ")") if isinstance(cond, kinds) else inner
+
+
+def _bound(cond: ast.Compare) -> Doc:
+    """A further bound of a chain (always one operand: the grammar chains ordered comparisons only)."""
+    return (_OPS[cond.op], " ", doc(cond.right[0]))
 
 
 def _compare(cond: ast.Compare) -> Doc:

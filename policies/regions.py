@@ -173,6 +173,14 @@ _FLIP = {
 def _atom(atom: ast.Cond, negate: bool) -> Region | None:
     if isinstance(atom, ast.Not):
         return _atom(atom.item, not negate)
+    if isinstance(atom, ast.And) and not negate:  # a chain of bounds inside a larger conjunction
+        region: Region = {}
+        for item in atom.items:
+            part = _atom(item, negate=False)
+            if part is None:
+                return None
+            region = meet(region, part)
+        return region
     if not isinstance(atom, ast.Compare) or _dimension(atom.left) is None:
         return None
     if not all(isinstance(v, ast.Lit) for v in atom.right):

@@ -273,7 +273,11 @@ class ToAst:
 
     def and_(self, meta: Meta, items: list[Any]) -> Any:
         """``a and (b and c)`` is ``a and b and c``: one flat node, so the formatter can drop the parentheses."""
-        flat = tuple(part for item in items for part in (item.items if isinstance(item, ast.And) else (item,)))
+        flat = tuple(
+            part
+            for item in items
+            for part in (item.items if isinstance(item, ast.And) and not item.chained else (item,))
+        )  # a chain of bounds stays one node, so fmt writes it as written
         return items[0] if len(items) == 1 else ast.And(items=flat, span=self._span(meta))
 
     def not_(self, meta: Meta, items: list[Any]) -> ast.Not:
@@ -291,7 +295,8 @@ class ToAst:
     def chained(self, meta: Meta, items: list[Any]) -> ast.And:
         """``amount is more than 5 and less than 10``: one comparison per bound, all of the same value."""
         left, predicates = items[0], [i for i in items[1:] if not isinstance(i, Token)]
-        return ast.And(items=tuple(self.comparison(meta, [left, p]) for p in predicates), span=self._span(meta))
+        compares = tuple(self.comparison(meta, [left, p]) for p in predicates)
+        return ast.And(items=compares, chained=True, span=self._span(meta))
 
     def if_present(self, meta: Meta, items: list[Any]) -> ast.IfPresent:
         return ast.IfPresent(item=self.comparison(meta, items), span=self._span(meta))

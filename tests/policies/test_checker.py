@@ -7,6 +7,7 @@ import pytest
 from agentcore.policies import parse
 from agentcore.policies.ast import structure
 from agentcore.policies.checker import Finding, check
+from agentcore.policies.formatter import format_file
 from agentcore.policies.regions import Constraint, contains, is_empty, rule_region, value_key
 from agentcore.policies.schemas import load_tools
 
@@ -129,7 +130,22 @@ def test_similar_tool_names_without_schemas() -> None:
     ],
 )  # fmt: skip
 def test_further_bounds_on_one_value_mean_the_comparisons_written_out(short: str, long: str) -> None:
-    assert structure(parse(f"deny t when {short}.")) == structure(parse(f"deny t when {long}."))
+    assert flat(structure(parse(f"deny t when {short}."))) == flat(structure(parse(f"deny t when {long}.")))
+    formatted = format_file(parse(f"deny t when {short}."))
+    assert flat(structure(parse(formatted))) == flat(structure(parse(f"deny t when {long}.")))
+    assert formatted.split().count("and") == short.split().count("and")  # fmt keeps the bounds written once
+
+
+def flat(data: object) -> object:
+    """Structure with nested conjunctions merged (a chain of bounds is one node inside a larger `and`)."""
+    if isinstance(data, list):
+        return [flat(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    merged = {key: flat(value) for key, value in data.items()}
+    if merged.get("kind") == "and":
+        merged["items"] = [p for i in merged["items"] for p in (i["items"] if i.get("kind") == "and" else [i])]
+    return merged
 
 
 def test_and_before_a_new_comparison_stays_a_new_comparison() -> None:

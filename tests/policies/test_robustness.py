@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcore import Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
-from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext
+from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext, parse
 from agentcore.policies.cedar import CedarExportError, export
 from agentcore.policies.checker import check
 from agentcore.policies.formatter import format_file
@@ -218,6 +218,11 @@ V2_WORDS = [
     ":",
     "f(a, b)",
     "item.x",
+    "less",
+    "least",
+    "at most",
+    "<",
+    ">=",
 ]
 
 
@@ -241,11 +246,32 @@ def test_mutated_v2_policy(data: st.DataObject) -> None:
     compiles_or_policy_error(text)
 
 
+SCHEMA = "resolver flight(number: string, date: date) returns {status: string, legs: list of {at: datetime}}.\n"
+
+
+@SETTINGS
+@given(st.data())
+def test_mutated_schema_file(data: st.DataObject) -> None:
+    """A schema file parses or raises a located syntax error; whatever parses checks with the v2 bundle."""
+    text = SCHEMA * 2
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        piece = data.draw(st.sampled_from([*V2_WORDS, "\n", '"', "string", "number", "record", "}", "{", ","]))
+        text = text[:at] + " " + piece + " " + text[at:] if data.draw(st.booleans()) else text[:at] + text[at + 9 :]
+    try:
+        schema = parse(text, "r.schema")
+    except PolicySyntaxError as error:
+        assert all(p.file == "r.schema" and p.line >= 1 for p in error.problems)
+        return
+    assert not schema.rules and not schema.definitions
+    check([schema, *V2_ENGINE.files])
+
+
 @SETTINGS
 @given(
     action=st.sampled_from(["expenses.submit", "trips.book", "x"]),
     args=st.dictionaries(
-        st.sampled_from(["line_items", "payments", "amount", "total", "start_date", "end_date", "legs", "n"]),
+        st.sampled_from(["line_items", "payments", "amount", "total", "start_date", "end_date", "legs", "n", "tags"]),
         json_values | st.sampled_from(["2026-01-05", "2026-01-05T10:00:00Z", "2026-13-40", "1e999"]),
     ),
 )
