@@ -285,6 +285,8 @@ class _Conditions:
 
     def _quantified(self, cond: ast.Quantified) -> tuple[str, str]:
         """``any|every|no X in LIST has X is one of ...`` as a set test on the list (Cedar has no quantifiers)."""
+        if not isinstance(cond.over, ast.Path):  # a literal is no list: ours fails closed, Cedar would error
+            raise NotTranslatable("a quantifier is exported only over a list argument or attribute")
         listed, defined = _value(cond.over)
         member, literals = _membership(cond.cond, cond.var)
         values = "[" + ", ".join(_literal(v) for v in literals.values()) + "]"

@@ -288,12 +288,13 @@ deny e when count of t in tags where t is "x" is more than 1.
 deny f when any tag in tags has tag starts with "x".
 deny g when amount is more than 5 divided by 0.
 allow h when any item in items has item.qty is more than 2.
+deny i when any x in 5 has x is 1.
 """
 
 
 def test_v2_constructs_cedar_cannot_express_are_refused_with_their_locations() -> None:
     exported = export(PolicyEngine.from_text(V2_REFUSED, "r.policy").files)
-    assert [(s.line, s.safe) for s in exported.skipped] == [(n, n == 9) for n in range(2, 10)]
+    assert [(s.line, s.safe) for s in exported.skipped] == [(n, n == 9) for n in range(2, 11)]
     whys = {s.line: s.why for s in exported.skipped}
     assert "inside the items" in whys[2] and "no arithmetic" in whys[3] and "divides by zero" in whys[8]
     with pytest.raises(CedarExportError, match=r"r\.policy:2:1"):
