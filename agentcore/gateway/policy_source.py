@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agentcore.policies.engine import PolicyEngine
+from agentcore.policies.engine import POLICY_SUFFIX, PolicyEngine
+from agentcore.policies.parser import SCHEMA_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ def load_engine(paths: Sequence[Path]) -> PolicyEngine:
 def _fingerprint(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
     entries: list[tuple[str, int, int]] = []
     for root in paths:
-        files = sorted(root.rglob("*.policy")) if root.is_dir() else [root]
+        found = [*root.rglob(f"*{POLICY_SUFFIX}"), *root.rglob(f"*{SCHEMA_SUFFIX}")] if root.is_dir() else [root]
+        files = sorted(found)
         for file in files:
             try:
                 stat = file.stat()

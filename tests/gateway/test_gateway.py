@@ -238,6 +238,9 @@ def test_hot_reload_keeps_last_good_bundle_and_reports_errors(make_gateway: Fact
     second = gw.policy.status.bundle_hash
     assert second != first
     assert gw.call("vault.read", {"key": "k"}, principal=SUPPORT) == SUPPRESSED
+    (tmp_path / "policies" / "lookups.schema").write_text("resolver order(id: string) returns {status: string}.\n")
+    assert gw.policy.check_now() and gw.policy.status.bundle_hash != second  # a schema file is part of the bundle
+    second = gw.policy.status.bundle_hash
     policy_file.write_text('policy "broken"\nalow everything\n')
     assert not gw.policy.check_now()
     assert gw.policy.status.bundle_hash == second and "unexpected `alow`" in (gw.policy.status.last_error or "")
