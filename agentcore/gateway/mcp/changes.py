@@ -25,7 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 log = logging.getLogger(__name__)
 OnEvent = Callable[[ServerEvent], Awaitable[None]]
-LIST_EVENTS = (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged())
+LIST_EVENTS: tuple[ServerEvent, ...] = (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged())
 _MAX_DELAY_S = 30.0
 
 
@@ -68,17 +68,17 @@ class ChangeFeed:
     async def _listen(self, client: Client) -> None:
         """Keep a ``subscriptions/listen`` stream open for the kinds the upstream says can change."""
         capabilities = client.server_capabilities
-        kinds = {
-            "tools_list_changed": bool(capabilities.tools and capabilities.tools.list_changed),
-            "prompts_list_changed": bool(capabilities.prompts and capabilities.prompts.list_changed),
-            "resources_list_changed": bool(capabilities.resources and capabilities.resources.list_changed),
-        }
-        if not any(kinds.values()):
+        tools = bool(capabilities.tools and capabilities.tools.list_changed)
+        prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)
+        resources = bool(capabilities.resources and capabilities.resources.list_changed)
+        if not (tools or prompts or resources):
             return
         delay = 1.0
         while True:
             try:
-                async with client.listen(**kinds) as subscription:
+                async with client.listen(
+                    tools_list_changed=tools, prompts_list_changed=prompts, resources_list_changed=resources
+                ) as subscription:
                     delay = 1.0
                     async for event in subscription:
                         self.put(event)
@@ -87,6 +87,6 @@ class ChangeFeed:
                 log.warning("upstream %s: change stream lost (%s); listening again in %.0fs", self.target, error, delay)
             await anyio.sleep(delay)
             delay = min(delay * 2, _MAX_DELAY_S)
-            for event, wanted in zip(LIST_EVENTS, kinds.values(), strict=True):
+            for event, wanted in zip(LIST_EVENTS, (tools, prompts, resources), strict=True):
                 if wanted:
                     self.put(event)
