@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,10 +13,9 @@ pytest.importorskip("google.adk")
 
 from google.adk.agents import LlmAgent
 from google.adk.events import Event
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.adk.models import BaseLlm
 from google.adk.runners import InMemoryRunner
 from google.genai import types
-from pydantic import Field
 
 from agentcore import Gateway
 from agentcore.integrations.google_adk import adk_tools, approval_requests, resume_message
@@ -27,29 +26,11 @@ MANAGER = {"id": "mona", "roles": ["manager"]}
 REFUND = ("refunds_issue", {"order_id": "o1", "amount": 900})
 
 
-class ScriptedLlm(BaseLlm):
-    """Each turn asks for the next scripted tool calls; after the script it answers "done". It keeps what it read."""
-
-    turns: list[list[tuple[str, dict[str, Any]]]]
-    read: list[dict[str, Any]] = Field(default_factory=list)
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse]:
-        last = llm_request.contents[-1]
-        self.read += [p.function_response.response for p in last.parts or [] if p.function_response]
-        if self.turns:
-            parts = [types.Part(function_call=types.FunctionCall(name=n, args=a)) for n, a in self.turns.pop(0)]
-        else:
-            parts = [types.Part(text="done")]
-        yield LlmResponse(content=types.Content(role="model", parts=parts))
-
-
 async def run(runner: InMemoryRunner, session: str, message: types.Content) -> list[Event]:
     return [e async for e in runner.run_async(user_id="alice", session_id=session, new_message=message)]
 
 
-def start(gw: Gateway, llm: ScriptedLlm) -> tuple[InMemoryRunner, str]:
+def start(gw: Gateway, llm: BaseLlm) -> tuple[InMemoryRunner, str]:
     agent = LlmAgent(name="support", model=llm, tools=adk_tools(gw, principal=SUPPORT))
     runner = InMemoryRunner(agent=agent, app_name="support")
     session = asyncio.run(runner.session_service.create_session(app_name="support", user_id="alice"))
@@ -60,12 +41,12 @@ def user(text: str) -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=text)])
 
 
-def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> None:
+def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory, scripted_adk_llm: Any) -> None:
     gw, runs = make_gateway()
-    llm = ScriptedLlm(model="scripted", turns=[
+    llm = scripted_adk_llm(
         [("crm_lookup", {"customer_id": "c1"}), ("email_send", {"recipient": "eve@evil.test"}), ("crm_lookup", {})],
         [("notes_add", {"text": "hello"})],  # an async tool
-    ])  # fmt: skip
+    )
     runner, session = start(gw, llm)
     events = asyncio.run(run(runner, session, user("look up c1")))
     assert events[-1].content.parts[0].text == "done"
@@ -78,9 +59,11 @@ def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> N
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_approval_is_an_adk_confirmation_and_resumes_with_one_execution(make_gateway: Factory, decision: str) -> None:
+def test_approval_is_an_adk_confirmation_and_resumes_with_one_execution(
+    make_gateway: Factory, scripted_adk_llm: Any, decision: str
+) -> None:
     gw, runs = make_gateway()
-    llm = ScriptedLlm(model="scripted", turns=[[REFUND]])
+    llm = scripted_adk_llm([REFUND])
     runner, session = start(gw, llm)
     events = asyncio.run(run(runner, session, user("refund order o1: 900")))
     ((_, approval_id),) = approval_requests(events).items()

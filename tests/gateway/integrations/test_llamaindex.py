@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -13,7 +12,6 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
-from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 
 from agentcore import Gateway
@@ -23,19 +21,6 @@ Factory = Callable[..., tuple[Gateway, dict[str, int]]]
 SUPPORT = {"id": "alice", "roles": ["support"]}
 MANAGER = {"id": "mona", "roles": ["manager"]}
 REFUND = ("refunds_issue", {"order_id": "o1", "amount": 900})
-
-
-def scripted(*turns: list[tuple[str, dict[str, Any]]]) -> MockFunctionCallingLLM:
-    """Each model turn asks for the next scripted tool calls; after the script it answers "done"."""
-    left, ids = list(turns), itertools.count(10)
-
-    def respond(messages: Any, **kwargs: Any) -> ChatMessage:
-        if not left:
-            return ChatMessage(role=MessageRole.ASSISTANT, content="done")
-        calls = [ToolCallBlock(tool_call_id=f"c{next(ids)}", tool_name=n, tool_kwargs=a) for n, a in left.pop(0)]
-        return ChatMessage(role=MessageRole.ASSISTANT, blocks=calls)
-
-    return MockFunctionCallingLLM(response_generator=respond)
 
 
 async def run(agent: FunctionAgent, task: str, decide: Callable[[ApprovalRequested], None] | None = None) -> Any:
@@ -57,9 +42,9 @@ def agent_for(gw: Gateway, llm: MockFunctionCallingLLM) -> FunctionAgent:
     return FunctionAgent(tools=llamaindex_tools(gw, principal=SUPPORT), llm=llm)
 
 
-def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> None:
+def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory, scripted_llamaindex_llm: Any) -> None:
     gw, runs = make_gateway()
-    llm = scripted(
+    llm = scripted_llamaindex_llm(
         [("crm_lookup", {"customer_id": "c1"}), ("email_send", {"recipient": "eve@evil.test"}), ("crm_lookup", {})],
         [("notes_add", {"text": "hello"})],  # an async tool
     )
@@ -81,7 +66,9 @@ def test_tools_show_the_model_the_gateway_schema(make_gateway: Factory) -> None:
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_approval_pauses_the_workflow_and_resumes_with_one_execution(make_gateway: Factory, decision: str) -> None:
+def test_approval_pauses_the_workflow_and_resumes_with_one_execution(
+    make_gateway: Factory, scripted_llamaindex_llm: Any, decision: str
+) -> None:
     gw, runs = make_gateway()
     seen: list[ApprovalRequested] = []
 
@@ -93,7 +80,7 @@ def test_approval_pauses_the_workflow_and_resumes_with_one_execution(make_gatewa
         else:
             gw.approvals.reject(event.approval_id, by=MANAGER, note="too much")
 
-    final, (result,) = asyncio.run(run(agent_for(gw, scripted([REFUND])), "refund 900", decide))
+    final, (result,) = asyncio.run(run(agent_for(gw, scripted_llamaindex_llm([REFUND])), "refund 900", decide))
     assert final == "done"
     (event,) = seen
     assert event.tool == "refunds.issue" and event.args == REFUND[1] and event.approver_roles == ["manager"]

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("smolagents")
 
 from smolagents import ToolCallingAgent
-from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole, Model
+from smolagents.models import Model
 from smolagents.utils import AgentError
 
 from agentcore import Gateway
@@ -21,23 +21,6 @@ Factory = Callable[..., tuple[Gateway, dict[str, int]]]
 SUPPORT = {"id": "alice", "roles": ["support"]}
 MANAGER = {"id": "mona", "roles": ["manager"]}
 REFUND = ("refunds_issue", {"order_id": "o1", "amount": 900})
-
-
-class ScriptedModel(Model):
-    """Each turn asks for the next scripted tool calls; after the script, the final answer "done"."""
-
-    def __init__(self, *turns: list[tuple[str, dict[str, Any]]]) -> None:
-        super().__init__(model_id="scripted")
-        self.turns = list(turns)
-
-    def generate(self, messages: list[Any], **kwargs: Any) -> ChatMessage:
-        calls = self.turns.pop(0) if self.turns else [("final_answer", {"answer": "done"})]
-        return ChatMessage(
-            role=MessageRole.ASSISTANT,
-            content="",
-            tool_calls=[ChatMessageToolCall(ChatMessageToolCallFunction(arguments=a, name=n), f"c{i}", "function")
-                        for i, (n, a) in enumerate(calls)],
-        )  # fmt: skip
 
 
 def observations(agent: ToolCallingAgent) -> list[str]:
@@ -51,9 +34,9 @@ def agent_for(gw: Gateway, model: Model) -> ToolCallingAgent:
     return ToolCallingAgent(tools=tools, model=model, step_callbacks=[pause_for_approval], verbosity_level=0)
 
 
-def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> None:
+def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory, scripted_smolagents_model: Any) -> None:
     gw, runs = make_gateway()
-    model = ScriptedModel(
+    model = scripted_smolagents_model(
         [("crm_lookup", {"customer_id": "c1"})],
         [("email_send", {"recipient": "eve@evil.test"})],
         [("refunds_issue", {"order_id": "o1", "amount": 50, "note": "x"})],  # not in the gateway's schema
@@ -70,9 +53,13 @@ def test_allow_deny_invalid_arguments_and_async_tool(make_gateway: Factory) -> N
     assert [(r["tool"], r["effect"]) for r in gw.audit.rows() if r["effect"]][1] == ("email.send", "deny")
 
 
-def test_the_gateway_rejects_arguments_smolagents_lets_through(make_gateway: Factory) -> None:
+def test_the_gateway_rejects_arguments_smolagents_lets_through(
+    make_gateway: Factory, scripted_smolagents_model: Any
+) -> None:
     gw, runs = make_gateway()
-    agent = agent_for(gw, ScriptedModel([("notes_add", {"text": "x" * 70_000})]))  # over the gateway's string limit
+    agent = agent_for(
+        gw, scripted_smolagents_model([("notes_add", {"text": "x" * 70_000})])
+    )  # over the gateway's string limit
     agent.run("note")
     invalid, final = observations(agent)
     assert invalid.startswith("Error: invalid arguments for 'notes.add'") and final == "done" and runs == {}
@@ -80,9 +67,11 @@ def test_the_gateway_rejects_arguments_smolagents_lets_through(make_gateway: Fac
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
-def test_approval_interrupts_the_run_and_resumes_with_one_execution(make_gateway: Factory, decision: str) -> None:
+def test_approval_interrupts_the_run_and_resumes_with_one_execution(
+    make_gateway: Factory, scripted_smolagents_model: Any, decision: str
+) -> None:
     gw, runs = make_gateway()
-    model = ScriptedModel([REFUND], [REFUND])  # the model makes the call again after the resume
+    model = scripted_smolagents_model([REFUND], [REFUND])  # the model makes the call again after the resume
     agent = agent_for(gw, model)
     with pytest.raises(AgentError, match="interrupted"):
         agent.run("refund order o1: 900")
