@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import Client, StdioServerParameters
-from mcp.client.subscriptions import ToolsListChanged
+from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
@@ -23,6 +23,7 @@ POLICY = """policy "shop"
 allow shop.open_refunds, shop.close_refunds for users with role "support".
 allow shop.refund for users with role "support" when amount is at most 100.
 allow shop.wipe_ledger for users with role "admin".
+allow prompt.shop.refund_policy for users with role "support".
 """
 WAIT_S = 30
 
@@ -64,10 +65,12 @@ def test_a_listening_client_sees_upstream_tools_appear_and_go_policy_checked(tmp
             assert client.server_capabilities.tools is not None and client.server_capabilities.tools.list_changed
             assert await _names(client) == ["shop__close_refunds", "shop__open_refunds"]
             assert "unknown tool" in _text(await client.call_tool("shop__refund", {"order": "o1", "amount": 5}))
-            async with client.listen(tools_list_changed=True) as changes:
+            assert (await client.list_prompts()).prompts == []
+            async with client.listen(tools_list_changed=True, prompts_list_changed=True) as changes:
                 assert not (await client.call_tool("shop__open_refunds", {})).is_error
                 with anyio.fail_after(WAIT_S):
-                    assert isinstance(await changes.__anext__(), ToolsListChanged)
+                    seen = {type(await changes.__anext__()) for _ in range(2)}
+                assert seen == {ToolsListChanged, PromptsListChanged}
                 # the new tools are policy-checked: wipe_ledger is admin-only, so alice is not shown it
                 assert await _names(client) == ["shop__close_refunds", "shop__open_refunds", "shop__refund"]
                 ok = await client.call_tool("shop__refund", {"order": "o1", "amount": 50})
@@ -76,6 +79,9 @@ def test_a_listening_client_sees_upstream_tools_appear_and_go_policy_checked(tmp
                 assert too_much.is_error and "denied by policy" in _text(too_much)
                 wiped = await client.call_tool("shop__wipe_ledger", {})
                 assert wiped.is_error and "denied by policy" in _text(wiped)
+                assert [p.name for p in (await client.list_prompts()).prompts] == ["shop__refund_policy"]
+                prompt = await client.get_prompt("shop__refund_policy", {"order": "o1"})
+                assert "Refund o1 only with a receipt." in prompt.messages[0].content.text
 
                 assert not (await client.call_tool("shop__close_refunds", {})).is_error
                 with anyio.fail_after(WAIT_S):
