@@ -3,7 +3,8 @@
 A 2026-07-28 server sends them only on a ``subscriptions/listen`` stream the client opens; an older (handshake
 era) server sends ``notifications/*/list_changed`` on the connection, which reach the client's message handler.
 Both become one queue of typed events per target. Events are level triggers ("refetch"), so the queue keeps
-each kind once, and a lost stream is re-opened with a refetch of everything it covered (there is no replay).
+each kind once, and a stream that ends (closed or lost) is re-opened with a refetch of everything it covered,
+since nothing is replayed.
 """
 
 from __future__ import annotations
@@ -82,10 +83,10 @@ class ChangeFeed:
                     delay = 1.0
                     async for event in subscription:
                         self.put(event)
-                return  # the upstream closed the stream on purpose: it is going away
-            except Exception as error:  # the stream or the connection dropped: listen again, refetch meanwhile
+                log.info("upstream %s: change stream closed; listening again in %.0fs", self.target, delay)
+            except Exception as error:  # the stream or the connection dropped
                 log.warning("upstream %s: change stream lost (%s); listening again in %.0fs", self.target, error, delay)
-            await anyio.sleep(delay)
+            await anyio.sleep(delay)  # closed or lost, nothing is replayed: listen again and refetch all it covers
             delay = min(delay * 2, _MAX_DELAY_S)
             for event, wanted in zip(LIST_EVENTS, (tools, prompts, resources), strict=True):
                 if wanted:
