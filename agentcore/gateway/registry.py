@@ -131,16 +131,26 @@ def _model_from_signature(tool_name: str, func: Callable[..., Any]) -> type[Base
 
 
 class ToolRegistry:
-    """Name -> Tool, with did-you-mean errors for unknown names."""
+    """Name -> Tool, with did-you-mean errors for unknown names.
+
+    ``version`` counts changes, so views built from the registry (the MCP proxy's name map) know when to rebuild.
+    """
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self.version = 0
 
     def add(self, tool: Tool) -> Tool:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is already registered; pick another name")
         self._tools[tool.name] = tool
+        self.version += 1
         return tool
+
+    def remove(self, name: str) -> None:
+        """Forget a tool (an upstream MCP server dropped it); later calls to it are unknown-tool errors."""
+        if self._tools.pop(name, None) is not None:
+            self.version += 1
 
     def find(self, name: str) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None

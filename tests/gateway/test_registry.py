@@ -99,3 +99,17 @@ def test_untyped_or_variadic_parameters_are_refused() -> None:
         tool_from_callable(untyped)
     with pytest.raises(ValueError, match="named parameter"):
         tool_from_callable(variadic)
+
+
+def test_removing_a_tool_counts_as_a_change_and_makes_it_unknown() -> None:
+    registry = ToolRegistry()
+    registry.add(tool_from_callable(ship, name="orders.ship"))
+    before = registry.version
+    registry.remove("orders.ship")
+    assert registry.version == before + 1 and "orders.ship" not in registry
+    with pytest.raises(UnknownToolError):
+        registry.get("orders.ship")
+    registry.remove("orders.ship")  # already gone: nothing changes
+    assert registry.version == before + 1
+    registry.add(tool_from_callable(ship, name="orders.ship"))  # the name is free again
+    assert registry.version == before + 2

@@ -20,10 +20,13 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import x_mcp_header_map
+from mcp.shared.subscriptions import ServerEvent, event_to_notification
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
 from agentcore.errors import ConfigError
@@ -62,7 +65,9 @@ class McpProxy:
         )
         for spec in config.tools:
             _load_registrar(spec)(self.gateway)
-        self.upstreams = Upstreams(self.gateway, config.targets)
+        self.changes = InMemorySubscriptionBus()  # upstream list changes, for the clients' listen streams
+        self._stdio_listener: Any = None  # the stdio client's session, when it speaks a pre-2026 protocol
+        self.upstreams = Upstreams(self.gateway, config.targets, on_change=self._upstream_changed)
         self._catalog_cache: tuple[int, dict[str, str], frozenset[str]] = (-1, {}, frozenset())
         self._resource_owner: dict[str, str] = {}  # resource URI -> the target that listed it
         self._stdio_session = "stdio-" + uuid.uuid4().hex
@@ -77,6 +82,7 @@ class McpProxy:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
             get_tool_input_schema=self._input_schema,
+            on_subscriptions_listen=ListenHandler(self.changes),
         )
         self.server.middleware = [  # the SDK's span middleware, found by name: its module is private
             _TracedWhenConfigured(m) if type(m).__name__ == "OpenTelemetryMiddleware" else m
@@ -108,15 +114,15 @@ class McpProxy:
         return canonical.dumps(["http", tenant, principal.id, request.headers.get("mcp-session-id") or ""])
 
     def _catalog(self) -> tuple[int, dict[str, str], frozenset[str]]:
-        """Registry size, exposed name -> gateway tool name, and the tools whose schema names ``Mcp-Param-*``
-        headers (``x-mcp-header``); recomputed only when tools were added."""
-        if self._catalog_cache[0] != len(self.gateway.registry):
+        """Registry version, exposed name -> gateway tool name, and the tools whose schema names ``Mcp-Param-*``
+        headers (``x-mcp-header``); recomputed only when the registry changed."""
+        if self._catalog_cache[0] != self.gateway.registry.version:
             tools = [t for t in self.gateway.registry if NOT_A_TOOL not in t.tags]
             pairs = [(self.upstreams.origin.get(t.name, (None, t.name))[0], t.name) for t in tools]
             exposed = name_map((prefix, name.split(".", 1)[1] if prefix else name) for prefix, name in pairs)
             names = {n: f"{prefix}.{tool}" if prefix else tool for n, (prefix, tool) in exposed.items()}
             headers = frozenset(t.name for t in tools if x_mcp_header_map(t.input_schema))
-            self._catalog_cache = (len(self.gateway.registry), names, headers)
+            self._catalog_cache = (self.gateway.registry.version, names, headers)
         return self._catalog_cache
 
     def _names(self) -> dict[str, str]:
@@ -141,8 +147,29 @@ class McpProxy:
             return None
         return self.gateway.registry.get(name).input_schema
 
+    # ---- list changes -----------------------------------------------------------------------------------------
+    async def _upstream_changed(self, event: ServerEvent) -> None:
+        """Tell the clients an upstream list changed; each re-lists and sees its own view, decided afresh.
+
+        2026-07-28 clients hear it on their ``subscriptions/listen`` streams (stdio and HTTP); a handshake-era
+        client on stdio gets ``notifications/*/list_changed`` on its connection. (Handshake-era HTTP clients
+        have no standing stream here: they see the change when they list again.)
+        """
+        await self.changes.publish(event)
+        if self._stdio_listener is not None:
+            try:
+                await self._stdio_listener.send_notification(event_to_notification(event, {}))
+            except Exception as error:  # the client went away; nothing to tell
+                log.info("could not tell the stdio client its list changed: %s", error)
+
+    def _listed(self, ctx: Any) -> None:
+        """Remember the stdio client's session if it speaks a pre-2026 protocol: list changes are sent on it."""
+        if getattr(ctx, "request", None) is None and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._stdio_listener = ctx.session
+
     # ---- handlers -------------------------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        self._listed(ctx)
         principal, agent, _ = self._caller(ctx)
         allowed = {t.name: t for t in self.gateway.list_tools(principal, agent)}
         tools = [
@@ -199,6 +226,7 @@ class McpProxy:
 
     # ---- resources and prompts: listed per caller, each read or get decided and audited like a tool call -------
     async def _list_resources(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        self._listed(ctx)
         resources = []
         for target, client in self._readable(ctx):
             listed = (await client.list_resources()).resources
@@ -230,6 +258,7 @@ class McpProxy:
         return types.ReadResourceResult.model_validate(result)
 
     async def _list_prompts(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        self._listed(ctx)
         principal, agent, _ = self._caller(ctx)
         engine = self.gateway.policy.current()
         return types.ListPromptsResult(
@@ -265,7 +294,8 @@ class McpProxy:
     # ---- transports -----------------------------------------------------------------------------------------
     async def run_stdio(self) -> None:
         async with self.upstreams, stdio_server() as (read, write):
-            await self.server.run(read, write, self.server.create_initialization_options())
+            changes = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+            await self.server.run(read, write, self.server.create_initialization_options(changes))
 
     def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
         """The streamable HTTP app at ``/mcp``, behind bearer-JWT verification (or, in loopback development

@@ -14,14 +14,18 @@ from __future__ import annotations
 import logging
 import re
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.subscriptions import PromptsListChanged, ServerEvent, ToolsListChanged
 
 from agentcore.gateway.gateway import Gateway
+from agentcore.gateway.mcp.changes import ChangeFeed, OnEvent
 from agentcore.gateway.mcp.config import Target
 from agentcore.gateway.mcp.http11 import upstream_transport
 from agentcore.gateway.naming import exposed_name
@@ -34,53 +38,93 @@ _URI_SCHEMA = {"type": "object", "properties": {"uri": {"type": "string"}}, "req
 
 
 class Upstreams:
-    """Opens every target, registers its tools; ``origin`` maps gateway tool name -> (target, upstream name)."""
+    """Opens every target, registers its tools; ``origin`` maps gateway tool name -> (target, upstream name).
 
-    def __init__(self, gateway: Gateway, targets: list[Target]) -> None:
+    While open, each target's list changes are followed (see :mod:`agentcore.gateway.mcp.changes`): its tools and
+    prompts are fetched again and the registry is brought in line (new tools added, vanished ones removed,
+    changed ones replaced), then ``on_change`` passes the event on to the proxy's own clients. What each caller
+    is shown is decided afresh by policy at every listing, so a new tool is listed only to who may call it.
+    """
+
+    def __init__(self, gateway: Gateway, targets: list[Target], on_change: OnEvent | None = None) -> None:
         self.gateway = gateway
         self.targets = targets
+        self.on_change = on_change
         self.origin: dict[str, tuple[str, str]] = {}
         self.resources: dict[str, Client] = {}  # target -> its client, for the targets that serve resources
         self.prompts: dict[str, tuple[str, types.Prompt]] = {}  # exposed name -> (gateway action, upstream prompt)
         self._stack = AsyncExitStack()
 
-    def _client(self, target: Target) -> Client:
+    def _client(self, target: Target, feed: ChangeFeed) -> Client:
         if target.command is not None:
             params = StdioServerParameters(command=target.command, args=target.args, env=target.env or None)
-            return Client(params, cache=None)
+            return Client(params, cache=None, message_handler=feed.message_handler)
         assert target.url is not None
         http = httpx2.AsyncClient(
             headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0), transport=upstream_transport()
         )
         self._stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(target.url, http_client=http), cache=None)
+        return Client(
+            streamable_http_client(target.url, http_client=http), cache=None, message_handler=feed.message_handler
+        )
 
     async def __aenter__(self) -> Upstreams:
+        followed: list[tuple[Client, ChangeFeed]] = []
         for target in self.targets:
-            client = await self._stack.enter_async_context(self._client(target))
-            listed = await client.list_tools()
-            for tool in listed.tools:
-                name = f"{target.name}.{_UNSAFE.sub('_', tool.name)}"
-                self.gateway.registry.add(
-                    tool_from_callable(
-                        _forwarder(client, tool.name),
-                        name=name,
-                        description=tool.description or "",
-                        schema=tool.input_schema,
-                    )
-                )
-                self.origin[name] = (target.name, tool.name)
-            log.info("upstream %s: %d tools", target.name, len(listed.tools))
+            feed = ChangeFeed(target.name)
+            client = await self._stack.enter_async_context(self._client(target, feed))
+            await self._sync_tools(target.name, client)
             capabilities = client.server_capabilities
             if capabilities.resources is not None:
                 self.resources[target.name] = client
                 self._register(f"resource.{target.name}", _reader(client), _URI_SCHEMA)
             if capabilities.prompts is not None:
-                for prompt in (await client.list_prompts()).prompts:
-                    action = f"prompt.{target.name}.{_UNSAFE.sub('_', prompt.name)}"
-                    self._register(action, _prompter(client, prompt.name), _prompt_schema(prompt))
-                    self.prompts[exposed_name(prompt.name, target.name)] = (action, prompt)
+                await self._sync_prompts(target.name, client)
+            followed.append((client, feed))
+        tasks = await self._stack.enter_async_context(anyio.create_task_group())
+        self._stack.callback(tasks.cancel_scope.cancel)  # runs first on exit: the followers stop, then clients close
+        for client, feed in followed:
+            tasks.start_soon(feed.run, client, partial(self._changed, feed.target, client))
         return self
+
+    async def _changed(self, target: str, client: Client, event: ServerEvent) -> None:
+        """Bring the registry in line with what changed upstream, then tell the proxy's clients."""
+        if isinstance(event, ToolsListChanged):
+            await self._sync_tools(target, client)
+        elif isinstance(event, PromptsListChanged) and client.server_capabilities.prompts is not None:
+            await self._sync_prompts(target, client)
+        if self.on_change is not None:
+            await self.on_change(event)
+
+    async def _sync_tools(self, target: str, client: Client) -> None:
+        listed = {f"{target}.{_UNSAFE.sub('_', t.name)}": t for t in (await client.list_tools()).tools}
+        for name in [n for n, (t, _) in self.origin.items() if t == target and n not in listed]:
+            self.gateway.registry.remove(name)
+            del self.origin[name]
+        for name, tool in listed.items():
+            description = tool.description or ""
+            known = self.gateway.registry.find(name) if name in self.origin else None
+            if known is not None and (known.description, known.input_schema) == (description, tool.input_schema):
+                continue
+            if known is not None:
+                self.gateway.registry.remove(name)
+            self.gateway.registry.add(
+                tool_from_callable(_forwarder(client, tool.name), name=name, description=description,
+                                   schema=tool.input_schema)
+            )  # fmt: skip
+            self.origin[name] = (target, tool.name)
+        log.info("upstream %s: %d tools", target, len(listed))
+
+    async def _sync_prompts(self, target: str, client: Client) -> None:
+        prefix = f"prompt.{target}."
+        stale = {exposed: action for exposed, (action, _) in self.prompts.items() if action.startswith(prefix)}
+        for exposed, action in stale.items():
+            self.gateway.registry.remove(action)
+            del self.prompts[exposed]
+        for prompt in (await client.list_prompts()).prompts:
+            action = f"prompt.{target}.{_UNSAFE.sub('_', prompt.name)}"
+            self._register(action, _prompter(client, prompt.name), _prompt_schema(prompt))
+            self.prompts[exposed_name(prompt.name, target)] = (action, prompt)
 
     def _register(self, action: str, forward: Any, schema: dict[str, Any]) -> None:
         self.gateway.registry.add(tool_from_callable(forward, name=action, schema=schema, tags=(NOT_A_TOOL,)))

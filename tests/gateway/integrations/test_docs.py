@@ -78,20 +78,32 @@ def pydantic_ai_model() -> Any:
 def test_every_framework_section_has_a_snippet() -> None:
     found = snippets()
     for heading in ("Model SDKs: OpenAI, Anthropic, Bedrock Converse", "LangChain / LangGraph", "OpenAI Agents SDK",
-                    "pydantic-ai"):  # fmt: skip
+                    "pydantic-ai", "LlamaIndex", "smolagents", "Google ADK"):  # fmt: skip
         assert found[heading], heading
+
+
+SCRIPTED = {  # heading -> (fixture making the framework's scripted model, the turns it plays)
+    "OpenAI Agents SDK": ("scripted_agents_model", [REFUND]),
+    "LlamaIndex": ("scripted_llamaindex_llm", [[REFUND]]),
+    "smolagents": ("scripted_smolagents_model", [[REFUND], [REFUND]]),  # after the resume it asks again
+    "Google ADK": ("scripted_adk_llm", [[REFUND]]),
+}
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize(
-    ("heading", "make_model"),
-    [("LangChain / LangGraph", langchain_model), ("OpenAI Agents SDK", None), ("pydantic-ai", pydantic_ai_model)],
+    "heading",
+    ["LangChain / LangGraph", "OpenAI Agents SDK", "pydantic-ai", "LlamaIndex", "smolagents", "Google ADK"],
 )
 def test_framework_snippet_pauses_for_approval_and_runs_the_refund_once(
-    make_gateway: Factory, scripted_agents_model: Any, heading: str, make_model: Callable[[], Any] | None
+    make_gateway: Factory, request: pytest.FixtureRequest, heading: str
 ) -> None:
     gw, runs = make_gateway()
-    model = make_model() if make_model else scripted_agents_model(REFUND)
+    if heading in SCRIPTED:
+        fixture, turns = SCRIPTED[heading]
+        model = request.getfixturevalue(fixture)(*turns)
+    else:
+        model = langchain_model() if heading.startswith("LangChain") else pydantic_ai_model()
     namespace: dict[str, Any] = {"gw": gw, "user": SUPPORT, "manager": MANAGER, "model": model}
     for code in snippets()[heading]:
         exec(compile(code, f"{DOC}:{heading}", "exec"), namespace)

@@ -1,0 +1,81 @@
+"""One governed call for the framework integrations whose run pauses on an approval and makes the call again.
+
+A call that needs approval raises :class:`~agentcore.gateway.errors.ApprovalRequired` (the integration pauses
+the run its framework's way) and is remembered. Made again after the decision, an approved call runs, once (the
+gateway hands the open request back and executes it); a rejected or expired one reads as such instead of asking
+anew; one still pending raises again. Everything else is the :class:`Outcome` the model reads.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from agentcore.gateway.adapters.calls import Caller, Outcome, call_blocking, failure, success
+from agentcore.gateway.errors import ApprovalRequired, GatewayError
+from agentcore.gateway.gateway import Gateway
+
+_OPEN = ("pending", "approved")
+
+
+class PendingApprovals:
+    """The approval each paused call waits on, by tool and arguments; kept in this process."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(tool: str, args: Any) -> str:
+        return json.dumps([tool, args], sort_keys=True, default=str)
+
+    def settled(self, gw: Gateway, key: str) -> str | None:
+        """The remembered approval of this call if it was decided other than approved (rejected, expired...)."""
+        with self._lock:
+            approval_id = self._ids.get(key)
+        if approval_id is None or gw.approvals.get(approval_id).status in _OPEN:
+            return None
+        with self._lock:
+            self._ids.pop(key, None)
+        return approval_id
+
+    def put(self, key: str, approval_id: str) -> None:
+        with self._lock:
+            self._ids[key] = approval_id
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._ids.pop(key, None)
+
+
+def governed(gw: Gateway, tool: str, args: Any, caller: Caller, pending: PendingApprovals) -> Outcome:
+    """The call through the gateway; raises ApprovalRequired while it awaits a decision."""
+    key = pending.key(tool, args)
+    try:
+        if (decided := pending.settled(gw, key)) is not None:
+            return success(gw.approvals.execute(decided))
+        result = call_blocking(gw, tool, args, caller, "raise")
+    except ApprovalRequired as error:
+        pending.put(key, error.approval_id)
+        raise
+    except GatewayError as error:
+        return failure(error)
+    pending.forget(key)
+    return success(result)
+
+
+async def agoverned(gw: Gateway, tool: str, args: Any, caller: Caller, pending: PendingApprovals) -> Outcome:
+    """Async :func:`governed`, through ``gw.acall``."""
+    key = pending.key(tool, args)
+    try:
+        if (decided := pending.settled(gw, key)) is not None:
+            return success(await gw.approvals.aexecute(decided))
+        result = await gw.acall(tool, args, **caller.options(), approval="raise")
+    except ApprovalRequired as error:
+        pending.put(key, error.approval_id)
+        raise
+    except GatewayError as error:
+        return failure(error)
+    pending.forget(key)
+    return success(result)
