@@ -18,10 +18,13 @@ from opentelemetry import metrics, trace
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Receipt
 
+_NO_METERS: tuple[type, ...] = (metrics.NoOpMeterProvider,)
 try:  # the API's default meter provider: a proxy that stays no-op until an SDK provider is set
-    from opentelemetry.metrics._internal import _ProxyMeterProvider as _ProxyMeters
-except ImportError:  # pragma: no cover - a future API moves it; then metrics are always considered on
-    _ProxyMeters = type(None)
+    from opentelemetry.metrics._internal import _ProxyMeterProvider
+
+    _NO_METERS += (_ProxyMeterProvider,)
+except ImportError:  # pragma: no cover - a future API moves it; then only NoOpMeterProvider counts as off
+    pass
 
 VERSION = "1"
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"  # the GenAI instrumentations' content switch
@@ -44,7 +47,7 @@ def tracer(name: str, provider: trace.TracerProvider | None = None) -> trace.Tra
 def meter(name: str, provider: metrics.MeterProvider | None = None) -> metrics.Meter | None:
     """The meter ``name`` of ``provider`` (default the global one), or None while no SDK meter is installed."""
     provider = provider or metrics.get_meter_provider()
-    if isinstance(provider, _ProxyMeters | metrics.NoOpMeterProvider):
+    if isinstance(provider, _NO_METERS):
         return None
     key = (id(provider), name)
     found = _meters.get(key)
