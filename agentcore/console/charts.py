@@ -18,20 +18,16 @@ Format = Callable[[float], str]
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values (1, 2, 5 x 10^n steps) covering [low, high]."""
+    """Round tick values (1, 2, 2.5, 5 x 10^n steps) from at or below ``low`` to at or above ``high``."""
     if not math.isfinite(low) or not math.isfinite(high):
         return [0.0, 1.0]
     if high <= low:
         high = low + (abs(low) or 1.0)
     raw = (high - low) / max(count - 1, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
-    start = math.floor(low / step) * step
-    ticks, value = [], start
-    while value < high + step * 0.5:
-        ticks.append(round(value, 12))
-        value += step
-    return ticks
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+    first, last = math.floor(low / step + 1e-9), math.ceil(high / step - 1e-9)
+    return [round(i * step, 12) for i in range(first, last + 1)]
 
 
 def _number(value: float) -> str:

@@ -7,6 +7,7 @@ repository root); by default they stay under the test's tmp folder.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -121,13 +122,21 @@ roles_claim = "roles"
 
 
 def _eval_reports(root: Path) -> Path:
-    """Two runs of a real suite over the example traces, written by ``agentcore eval run --json``, a day apart."""
+    """Two runs of a real suite written by ``agentcore eval run --json``, a day apart: the example traces, then a
+    regressed copy whose agent cancels with the wrong tool (so the second run has failing targets)."""
     reports = root / "reports"
-    suite = root / "suite.toml"
-    suite.write_text(SUITE.format(traces=REPO / "examples" / "evals" / "traces.jsonl"), encoding="utf-8")
-    for index, name in enumerate(("2026-11-30.json", "2026-12-01.json")):
+    original = REPO / "examples" / "evals" / "traces.jsonl"
+    regressed = root / "traces-regressed.jsonl"
+    sessions = [json.loads(line) for line in original.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for span in (s for session in sessions for turn in session["traces"] for s in turn.get("spans", [])):
+        if span.get("name") == "cancel_pending_order":
+            span["name"] = "modify_pending_order"
+    regressed.write_text("".join(json.dumps(session) + "\n" for session in sessions), encoding="utf-8")
+    for index, (name, traces) in enumerate((("2026-11-30.json", original), ("2026-12-01.json", regressed))):
+        suite = root / f"suite-{index}.toml"
+        suite.write_text(SUITE.format(traces=traces), encoding="utf-8")
         done = CliRunner().invoke(cli, ["eval", "run", str(suite), "--json", str(reports / name), "--no-cache"])
-        assert done.exit_code in (0, 1), done.output
+        assert done.exit_code == index, done.output  # the regressed run fails its gate
         stamp = time.time() - 86400 * (1 - index)
         os.utime(reports / name, (stamp, stamp))
     return reports

@@ -131,7 +131,10 @@ def test_evaluation_runs_trends_and_failing_targets(client: TestClient) -> None:
     assert page.count('href="/evals/2026-') == 2 and "<svg" in page and "mean score per run" in page
     assert 'class="tick"' in page and "Builtin.TrajectoryInOrderMatch" in page
     run = client.get("/evals/2026-12-01.json").text
-    assert "Compared with the previous run" in run and "Failing targets" in run
+    assert "Compared with the previous run" in run and 'id="verdict">FAILED<' in run
+    failing = run[run.index('id="failing"') :]
+    assert "sess-cancel-001" in failing and "modify_pending_order" in failing, "the failing target and why"
+    assert re.search(r"<td>-0\.\d{3}</td>", run), "the drop since the previous run"
     assert client.get("/evals/../../etc/passwd").status_code == 404
 
 
