@@ -193,7 +193,7 @@ class Console:
         trend_charts = {
             suite: charts.line_chart(
                 series, title=f"{suite}: mean score per run", x_label="run time (UTC)", y_label="mean score",
-                x_format=evals.day, y_range=(0.0, 1.0),
+                x_format=evals.day, y_range=(0.0, 1.0), time_axis=True,
             )
             for suite, series in evals.trends(runs).items()
         }  # fmt: skip
@@ -224,11 +224,11 @@ class Console:
         over_time = spend.daily(self.ledger)
         daily_chart = charts.line_chart(
             over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated USD",
-            x_format=lambda ts: _when(ts)[:10], y_format=lambda v: f"${v:.3g}",
+            x_format=lambda ts: _when(ts)[:10], y_format=lambda v: f"${v:.2g}", time_axis=True,
         )  # fmt: skip
         profile_chart = charts.bar_chart(
             [(p.profile, p.usd_per_1k_items) for p in profiles], title="Simulated cost per 1,000 items by device",
-            x_label="device profile", y_label="simulated USD / 1k items", y_format=lambda v: f"${v:.3g}",
+            x_label="device profile", y_label="simulated USD / 1k items", y_format=lambda v: f"${v:.2g}",
         )  # fmt: skip
         return self.page(
             request, "spend.html", approver, groups=groups, profiles=profiles, daily_chart=daily_chart,

@@ -30,6 +30,20 @@ def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(i * step, 12) for i in range(first, last + 1)]
 
 
+_TIME_STEPS = (3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400, 7 * 86400, 30 * 86400, 91 * 86400, 365 * 86400)
+
+
+def time_ticks(low: float, high: float, count: int = 6) -> list[float]:
+    """Epoch-second ticks on whole UTC hours or days (whichever step gives at most ``count``), around [low, high];
+    a single moment gets the day before and after."""
+    span = high - low
+    step = 86400 if span <= 0 else next((s for s in _TIME_STEPS if span / s <= count - 1), _TIME_STEPS[-1])
+    first, last = math.floor(low / step), math.ceil(high / step)
+    if first == last:
+        first, last = first - 1, last + 1
+    return [float(i * step) for i in range(first, last + 1)]
+
+
 def _number(value: float) -> str:
     return f"{value:.3g}"
 
@@ -69,11 +83,17 @@ def line_chart(
     x_format: Format = _number,
     y_format: Format = _number,
     y_range: tuple[float, float] | None = None,
+    time_axis: bool = False,
 ) -> str:
-    """Lines with a dot per point, one colour per series (legend on the right); points are (x, y)."""
+    """Lines with a dot per point, one colour per series (legend on the right); points are (x, y).
+
+    ``time_axis``: x values are epoch seconds, ticked on whole hours or days (see :func:`time_ticks`)."""
     points = [p for values in series.values() for p in values]
     xs, ys = [x for x, _ in points] or [0.0, 1.0], [y for _, y in points] or [0.0, 1.0]
-    x_ticks = nice_ticks(min(xs), max(xs)) if len(set(xs)) > 1 else [xs[0] - 1, xs[0], xs[0] + 1]
+    if time_axis:
+        x_ticks = time_ticks(min(xs), max(xs))
+    else:
+        x_ticks = nice_ticks(min(xs), max(xs)) if len(set(xs)) > 1 else [xs[0] - 1, xs[0], xs[0] + 1]
     y_low, y_high = y_range if y_range is not None else (min(0.0, min(ys)), max(ys))
     y_ticks = nice_ticks(y_low, y_high)
     x0, x1, y0, y1 = x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1]

@@ -80,7 +80,11 @@ class World:
         def run() -> None:
             try:
                 outcome["result"] = self.gateway.call(
-                    "refunds.issue", {"order_id": "o-77", "amount": amount}, principal=SUPPORT, approval="wait"
+                    "refunds.issue",
+                    {"order_id": "o-77", "amount": amount},
+                    principal=SUPPORT,
+                    agent="helpdesk-bot",
+                    approval="wait",
                 )
             except Exception as error:  # the test reads it
                 outcome["error"] = error

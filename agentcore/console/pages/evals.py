@@ -76,4 +76,5 @@ def deltas(run: Run, before: Run | None) -> dict[str, float]:
 
 
 def day(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts, datetime.UTC).strftime("%m-%d %H:%M")
+    moment = datetime.datetime.fromtimestamp(ts, datetime.UTC)
+    return moment.strftime("%m-%d" if moment.hour == moment.minute == 0 else "%m-%d %H:%M")
