@@ -18,13 +18,30 @@ from opentelemetry import metrics, trace
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Receipt
 
-_NO_METERS: tuple[type, ...] = (metrics.NoOpMeterProvider,)
-try:  # the API's default meter provider: a proxy that stays no-op until an SDK provider is set
-    from opentelemetry.metrics._internal import _ProxyMeterProvider
+try:  # the API keeps the installed providers in module globals (None until one is set)
+    from opentelemetry.metrics import _internal as _metrics_state
 
-    _NO_METERS += (_ProxyMeterProvider,)
-except ImportError:  # pragma: no cover - a future API moves it; then only NoOpMeterProvider counts as off
-    pass
+    _GLOBALS = hasattr(trace, "_TRACER_PROVIDER") and hasattr(_metrics_state, "_METER_PROVIDER")
+except ImportError:  # pragma: no cover - a future API moves them: fall back to the public getters
+    _GLOBALS = False
+trace.get_tracer_provider(), metrics.get_meter_provider()  # honour OTEL_PYTHON_*_PROVIDER once, at import
+
+
+def _global_tracer_provider() -> trace.TracerProvider | None:
+    """The installed global tracer provider or None. ``get_tracer_provider()`` looks the environment up (a raised
+    and caught KeyError) on every call while none is installed: microseconds per tool call; this reads the global."""
+    if _GLOBALS:
+        return getattr(trace, "_TRACER_PROVIDER", None)
+    provider = trace.get_tracer_provider()
+    return None if isinstance(provider, trace.ProxyTracerProvider) else provider
+
+
+def _global_meter_provider() -> metrics.MeterProvider | None:
+    if _GLOBALS:
+        return getattr(_metrics_state, "_METER_PROVIDER", None)
+    provider = metrics.get_meter_provider()
+    return None if type(provider).__name__ == "_ProxyMeterProvider" else provider
+
 
 VERSION = "1"
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"  # the GenAI instrumentations' content switch
@@ -34,8 +51,8 @@ _meters: dict[tuple[int, str], metrics.Meter] = {}
 
 def tracer(name: str, provider: trace.TracerProvider | None = None) -> trace.Tracer | None:
     """The tracer ``name`` of ``provider`` (default the global one), or None while no SDK tracer is installed."""
-    provider = provider or trace.get_tracer_provider()
-    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+    provider = provider or _global_tracer_provider()
+    if provider is None or isinstance(provider, trace.NoOpTracerProvider):
         return None
     key = (id(provider), name)
     found = _tracers.get(key)
@@ -46,8 +63,8 @@ def tracer(name: str, provider: trace.TracerProvider | None = None) -> trace.Tra
 
 def meter(name: str, provider: metrics.MeterProvider | None = None) -> metrics.Meter | None:
     """The meter ``name`` of ``provider`` (default the global one), or None while no SDK meter is installed."""
-    provider = provider or metrics.get_meter_provider()
-    if isinstance(provider, _NO_METERS):
+    provider = provider or _global_meter_provider()
+    if provider is None or isinstance(provider, metrics.NoOpMeterProvider):
         return None
     key = (id(provider), name)
     found = _meters.get(key)
