@@ -209,9 +209,12 @@ def served(world: World) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Headless Debian Chromium driven by Playwright; skips (fails under CI=true) when either is missing."""
+    """Headless Debian Chromium driven by Playwright; skips (fails under CI=true) when either is missing.
+
+    Module-scoped: Playwright's sync API keeps an event loop running in the main thread while it is started,
+    which would make every later test's ``asyncio.run`` fail."""
     in_ci = os.environ.get("CI", "").lower() == "true"
     try:
         from playwright.sync_api import sync_playwright

@@ -7,7 +7,6 @@ import importlib.util
 import json
 import socket
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -263,7 +262,7 @@ def test_concurrent_async_calls_each_get_their_own_span(traced: Any) -> None:
     async def burst() -> None:
         await asyncio.gather(*(gw.acall("crm.lookup", {"customer_id": f"c{i}"}, principal=SUPPORT) for i in range(4)))
 
-    threading.Thread(target=asyncio.run, args=(burst(),)).run()
+    asyncio.run(burst())
     spans = [s for s in exporter.get_finished_spans() if s.name == "execute_tool crm.lookup"]
     assert len(spans) == 4 and len({s.context.span_id for s in spans}) == 4
     assert all((s.attributes or {})["agentcore.policy.decision"] == "allow" for s in spans)
