@@ -18,6 +18,7 @@ from agentcore.accel.errors import AdmissionError
 from agentcore.accel.ledger import Ledger
 from agentcore.accel.sim.device import Charge, SimulatedDevice
 from agentcore.accel.sim.models import model_from_file
+from agentcore.accel.telemetry import record_receipt
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Receipt
@@ -70,7 +71,8 @@ class Meter:
         }
 
     def settle(self, receipt: Receipt, charge: Charge) -> Receipt:
-        """Persist the receipt; a rejected one is raised after it is recorded, never dropped."""
+        """Persist (and trace) the receipt; a rejected one is raised after it is recorded, never dropped."""
+        record_receipt(receipt)
         ledger = self.ledger
         if ledger is not None:
             ledger.record(receipt, charge.shares)

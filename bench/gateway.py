@@ -1,5 +1,5 @@
 """Gateway overhead: (a) in-process call path with a 1,000-rule bundle and the audit on, (b) throughput as callers
-are added, (c) MCP proxy vs direct.
+are added, (c) MCP proxy vs direct, (d) OpenTelemetry spans and metrics enabled vs disabled.
 
 Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call, for the default
 (crash-safe) durability and the power-loss-safe one; both commit the allow decision before the tool runs and the
@@ -10,7 +10,11 @@ wall time also counts the waits for a shared machine's CPUs) and how many audit 
 (concurrent callers share commits). (c) runs a real upstream MCP server (streamable HTTP) and the gateway proxy in
 front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients.
 
-    python bench/gateway.py [--calls 5000] [--seconds 3] [--mcp-calls 300] [--skip-mcp]
+(d) runs the default setting three ways, interleaved: no telemetry configured (the default), the SDK's tracer
+(batch span processor; the exporter discards) and its meter (an in-memory reader) given to the gateway; it also
+times the disabled check alone (what every call pays when nothing is configured).
+
+    python bench/gateway.py [--calls 5000] [--seconds 3] [--mcp-calls 300] [--skip-mcp] [--skip-throughput]
 """
 
 from __future__ import annotations
@@ -127,6 +131,64 @@ def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
             }
         )
     return results
+
+
+def telemetry(calls: int, rounds: int = 20) -> dict[str, Any]:
+    """Per-call gateway time with telemetry off, spans on, and spans plus metrics on (same bundle, interleaved)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from agentcore import Gateway
+
+    class Discard(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(Discard()))
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    settings = {
+        "disabled": {},
+        "traces": {"tracer_provider": tracer_provider},
+        "traces_and_metrics": {"tracer_provider": tracer_provider, "meter_provider": meter_provider},
+    }
+    clock = time.perf_counter_ns
+    timings: dict[str, list[int]] = {name: [] for name in settings}
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "bench.policy").write_text(bundle())
+        gateways = {}
+        for name, providers in settings.items():
+            gw = Gateway(Path(tmp) / "bench.policy", database=str(Path(tmp) / f"{name}.db"), **providers)
+            gw.tool(op, name="svc7.op")
+            for _ in range(200):
+                gw.call("svc7.op", ARGS, principal=WHO)
+            gateways[name] = gw
+        for _ in range(rounds):
+            for name, gw in gateways.items():
+                for _ in range(max(1, calls // rounds)):
+                    start = clock()
+                    gw.call("svc7.op", ARGS, principal=WHO)
+                    timings[name].append(clock() - start)
+        check = gateways["disabled"].telemetry
+        start = clock()
+        for _ in range(100_000):
+            check.tool_call("svc7.op", None)
+        disabled_check_ns = (clock() - start) / 100_000
+        for gw in gateways.values():
+            gw.close()
+    tracer_provider.shutdown()
+    meter_provider.shutdown()
+    p50 = {name: statistics.median(values) / 1000 for name, values in timings.items()}
+    return {
+        **{f"{name}_p50_us": round(value, 1) for name, value in p50.items()},
+        **{f"{name}_p99_us": round(percentile(values, 0.99) / 1000, 1) for name, values in timings.items()},
+        "traces_vs_disabled_p50": round(p50["traces"] / p50["disabled"], 3),
+        "traces_and_metrics_vs_disabled_p50": round(p50["traces_and_metrics"] / p50["disabled"], 3),
+        "disabled_check_ns": round(disabled_check_ns, 1),
+        "calls": len(timings["disabled"]),
+    }
 
 
 def _loop(gw: Any, until: float, latencies: list[float]) -> None:
@@ -343,6 +405,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each throughput run")
     parser.add_argument("--skip-mcp", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-telemetry", action="store_true")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)  # one process of the multi-process run
     options = parser.parse_args()
     if options.worker:
@@ -368,6 +431,8 @@ def main() -> None:
             "mcp_added_p50_ms": 2,
         },
     }
+    if not options.skip_telemetry:
+        report["telemetry"] = telemetry(options.calls)
     if not options.skip_throughput:
         report["throughput"] = throughput(options.seconds)
     if not options.skip_mcp:

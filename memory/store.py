@@ -8,6 +8,7 @@ not depend on namespaces or on callers remembering a filter. Embeddings go throu
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from sqlalchemy import ColumnElement, Engine, bindparam, delete, func, select, t
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
+from agentcore.accel.telemetry import record_retrieval
 from agentcore.memory import search
 from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
@@ -489,6 +491,7 @@ class MemoryStore:
         ``namespace`` matches exactly, ``namespace_prefix`` matches a subtree; ``filters`` narrow by metadata.
         """
         check_id("actor_id", actor_id)
+        started = time.time_ns()
         scope = Scope(RECORDS, actor_id, utcnow())
         if namespace is not None or namespace_prefix is not None:
             scope.conditions.append(self._namespace_condition(namespace, namespace_prefix))
@@ -505,7 +508,9 @@ class MemoryStore:
             query_embedding,
         )
         rows = self._fetch(RECORDS, actor_id, [hit.id for hit in hits])
-        return [ScoredRecord(record=record_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
+        found = [ScoredRecord(record=record_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
+        record_retrieval(started, namespace or namespace_prefix, query, [(f.record.text, f.score) for f in found])
+        return found
 
     def extract(
         self, actor_id: str, session_id: str, strategies: Sequence[MemoryStrategy] | None = None

@@ -247,6 +247,23 @@ def _tune_gc_for_serving() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
+def _serve_metrics(host: str, port: int) -> None:
+    """Install a Prometheus reader in the meter provider and serve /metrics with prometheus_client's own server."""
+    try:
+        from prometheus_client import start_http_server
+
+        from agentcore.gateway.otel_setup import configure_from_env
+
+        configure_from_env(prometheus=True)
+        start_http_server(port, addr=host)
+    except ModuleNotFoundError as error:
+        fail(f"--metrics needs the otel extra (missing {error.name}): pip install 'agentcore-governance[otel]'", 2)
+    except AgentCoreError as error:
+        fail(error, 2)
+    except OSError as error:
+        fail(f"cannot serve metrics on {host}:{port}: {error}", 2)
+
+
 _MCP_EXTRA = frozenset({"mcp", "mcp_types", "jwt", "anyio", "uvicorn", "httpx2", "starlette"})  # what it brings
 
 
@@ -256,8 +273,14 @@ def serve(
     transport: str = typer.Option("stdio", "--transport", "-t", help="stdio or http (streamable HTTP at /mcp)."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
     port: int = typer.Option(8765, "--port", help="HTTP port."),
+    metrics: bool = typer.Option(
+        False, "--metrics", help="Serve Prometheus metrics at http://HOST:METRICS_PORT/metrics (needs the otel extra)."
+    ),
+    metrics_port: int = typer.Option(9464, "--metrics-port", help="Port of the Prometheus /metrics endpoint."),
 ) -> None:
-    """Serve the gateway as an MCP server that aggregates upstream MCP servers and enforces policies."""
+    """Serve the gateway as an MCP server that aggregates upstream MCP servers and enforces policies.
+
+    Spans and metrics are exported as the standard OTEL_* variables say (nothing unless they are set)."""
     try:
         import anyio
 
@@ -270,6 +293,8 @@ def serve(
 
     if transport not in ("stdio", "http"):
         fail(f"--transport must be stdio or http, not {transport!r}", 2)
+    if metrics:
+        _serve_metrics(host, metrics_port)
     try:
         proxy = McpProxy(load_config(config))
         _tune_gc_for_serving()

@@ -146,6 +146,9 @@ class ApprovalStore:
             "UPDATE gateway_approvals SET status = ?, decided_by = ?, decided_at = ?, note = ? "
             "WHERE id = ? AND status = 'pending' AND expires > ?"
         )
+        self._waiting = q(
+            "SELECT COUNT(*), MIN(created) FROM gateway_approvals WHERE status = 'pending' AND expires > ?"
+        )
         self._finish = q("UPDATE gateway_approvals SET status = ?, result = ? WHERE id = ? AND status = 'executing'")
 
     def request(
@@ -214,6 +217,13 @@ class ApprovalStore:
             cur.execute(self.db.sql(query + " ORDER BY created"), params)
             rows = cur.fetchall()
         return [self.get(str(r[0])) for r in rows]
+
+    def pending_summary(self) -> tuple[int, float | None]:
+        """How many unexpired requests await a decision, and when the oldest was made (for the metrics)."""
+        with self.db.read() as cur:
+            cur.execute(self._waiting, (time.time(),))
+            count, oldest = cur.fetchone()
+        return int(count), None if oldest is None else float(oldest)
 
     def decide(self, approval_id: str, *, by: Principal, approve: bool, note: str | None = None) -> Approval:
         """Sign off one approver role of a pending request (approved once every role has), or reject it.

@@ -205,8 +205,23 @@ class AuditLog:
         self._base = db.sql("SELECT seq, hash, ts, key_id, mac FROM gateway_audit_base WHERE id = 1")
         self._last: tuple[int, str] | None = None  # (seq, hash) of this process's latest append
         self._contended = 0  # batches left to append with the head read first
+        self.observe: Callable[[float, bool], None] | None = None  # (seconds, committed) of each append: metrics
 
     def append(self, event: AuditEvent, also: Callable[[Any], None] | None = None) -> int:
+        """Append and commit one record; return its sequence number (timed for ``observe``, when set)."""
+        observe = self.observe
+        if observe is None:
+            return self._append(event, also)
+        started = time.perf_counter()
+        try:
+            seq = self._append(event, also)
+        except Exception:
+            observe(time.perf_counter() - started, False)
+            raise
+        observe(time.perf_counter() - started, True)
+        return seq
+
+    def _append(self, event: AuditEvent, also: Callable[[Any], None] | None) -> int:
         """Append and commit one record; return its sequence number.
 
         Concurrent appends share one commit (:mod:`.group_commit`); each returns only once its own record is

@@ -50,20 +50,25 @@ from agentcore.gateway.errors import (
 )
 from agentcore.gateway.history import history_scopes
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal, principal_fields
+from agentcore.gateway.metrics import watch_approvals
 from agentcore.gateway.obligations import redaction_for
+from agentcore.gateway.otel_setup import configure_from_env
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
 from agentcore.gateway.schema import ensure_schema
 from agentcore.gateway.state import CallRecord, StateKeys, open_store
 from agentcore.gateway.status import StatusBoard
-from agentcore.gateway.telemetry import annotate_span
+from agentcore.gateway.telemetry import GatewayTelemetry, current_call
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
 from agentcore.policies.text import canonical_text
 
 if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
     from agentcore.accel.ledger import Ledger
     from agentcore.accel.runtime import Receipt
 
@@ -111,6 +116,8 @@ class Gateway:
     ``unicode``: text in arguments and identities that is not in canonical form (NFKC, no invisible or bidi
     control characters) is ``"canonicalize"``-d (default: the tool receives the text the policy decided on) or
     ``"reject"``-ed (ToolArgumentError, or ToolDenied for an identity).
+    ``tracer_provider`` / ``meter_provider``: where the gateway's spans and metrics go (default the global
+    OpenTelemetry providers, which the standard ``OTEL_*`` variables configure; nothing is recorded without one).
     """
 
     def __init__(
@@ -132,6 +139,8 @@ class Gateway:
         audit_key: KeySource | None = None,
         anchors: AnchorSink | str | Path | None = None,
         resolver_timeout_s: float = 5.0,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         if mode not in ("enforce", "monitor"):
             raise ValueError(f"mode must be 'enforce' or 'monitor', not {mode!r}")
@@ -149,11 +158,14 @@ class Gateway:
         self.limits = limits or ArgumentLimits()
         self.unicode: UnicodeMode = unicode
         self._validation = {"unicode": unicode} if unicode == "reject" else None  # Request's validation context
+        configure_from_env()
+        self.telemetry = GatewayTelemetry(tracer_provider, meter_provider)
         self.db = Database(database, durability=durability)
         ensure_schema(self.db)
         self.board = StatusBoard(self.db)
         self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
         self.audit = AuditLog(self.db, keys=load_chain_keys(audit_key), anchors=open_sink(anchors))
+        self.audit.observe = self.telemetry.audit_written
         self.store = open_store(state, self.db)
         self.context = GatewayContext(self.store, resolver_timeout_s)
         self._tool_threads = concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="agentcore-tool")
@@ -162,6 +174,7 @@ class Gateway:
             self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
         self.approvals = Approvals(self)
+        watch_approvals(name, self.approvals.store)
         self._pending: deque[Callable[[], Any]] = deque()  # outcome writes the database refused, oldest first
         self._pending_lock = threading.Lock()
         self._publish(self.policy.status)
@@ -230,6 +243,22 @@ class Gateway:
         approval: ApprovalMode | None = None,
     ) -> Any:
         """Run one tool call under policy; raise ToolDenied / ApprovalRequired / ToolArgumentError / ..."""
+        observed = self.telemetry.tool_call(name, session)
+        if observed is None:
+            return self._call(name, args, principal, agent, session, tenant, approval)
+        with observed:
+            return self._call(name, args, principal, agent, session, tenant, approval)
+
+    def _call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        principal: PrincipalLike,
+        agent: AgentLike,
+        session: str | None,
+        tenant: str | None,
+        approval: ApprovalMode | None,
+    ) -> Any:
         tool = self.registry.find(name)
         if tool is not None and tool.is_async and _loop_running():  # a programming error, not a tool failure
             mistake = TypeError(f"tool {name!r} is async and this thread runs an event loop: use `await gw.acall(...)`")
@@ -257,6 +286,23 @@ class Gateway:
         Admission (resolvers, state and audit reads and writes) and sync tools run in threads, so one slow call
         never holds up the event loop that serves every other caller.
         """
+        observed = self.telemetry.tool_call(name, session)
+        if observed is None:
+            return await self._acall(name, args, principal, agent, session, tenant, approval, approval_timeout_s)
+        with observed:
+            return await self._acall(name, args, principal, agent, session, tenant, approval, approval_timeout_s)
+
+    async def _acall(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        principal: PrincipalLike,
+        agent: AgentLike,
+        session: str | None,
+        tenant: str | None,
+        approval: ApprovalMode | None,
+        approval_timeout_s: float | None,
+    ) -> Any:
         plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
         if isinstance(plan, Approval):
             pending = self._awaited(plan, approval)
@@ -296,10 +342,18 @@ class Gateway:
     # ---- the seam of gw.approvals: a claimed request is decided again, with the approval, and run ---------
     def run_approved(self, approval: Approval) -> Any:
         """Run the call of a claimed approval (``gw.approvals.execute``); a deny added meanwhile still wins."""
-        return self._run_sync(self._readmit(approval))
+        observed = self.telemetry.tool_call(approval.tool, approval.session)
+        if observed is None:
+            return self._run_sync(self._readmit(approval))
+        with observed:
+            return self._run_sync(self._readmit(approval))
 
     async def arun_approved(self, approval: Approval) -> Any:
-        return await self._run_async(await asyncio.to_thread(self._readmit, approval))
+        observed = self.telemetry.tool_call(approval.tool, approval.session)
+        if observed is None:
+            return await self._run_async(await asyncio.to_thread(self._readmit, approval))
+        with observed:
+            return await self._run_async(await asyncio.to_thread(self._readmit, approval))
 
     def _readmit(self, approval: Approval) -> _Plan:
         principal = Principal.model_validate(approval.principal)
@@ -502,7 +556,6 @@ class Gateway:
             effect = Effect.ALLOW
         if effect is Effect.DENY:
             self._record(event, "deny", "denied", detail)
-            annotate_span(request.action, "deny", decision)
             raise ToolDenied(request.action, decision.reasons, audit_id=event["call_id"])
         if effect is Effect.NEEDS_APPROVAL and not decision.obligations.approver_roles:
             text = 'its approval rule names no approver role, so no one may approve it (add `from role "..."`)'
@@ -521,14 +574,12 @@ class Gateway:
                 ttl_s=self.approval_ttl_s,
             )
             self._record(event, "needs_approval", pending.status, {**detail, "approval_id": pending.id})
-            annotate_span(request.action, "needs_approval", decision)
             return pending
         try:
             redaction = redaction_for(decision.obligations)
         except Exception as exc:  # an obligation we cannot honour denies the call
             self._record(event, "deny", "error", {**detail, "error": f"bad redaction obligation: {exc}"})
             raise ToolDenied(request.action, [f"result redaction cannot be applied: {exc}"]) from exc
-        annotate_span(request.action, "allow", decision)
         approval_id = approved.id if approved else None
         return _Plan(event, tool, kwargs, request, redaction, detail, approval_id)
 
@@ -596,6 +647,8 @@ class Gateway:
         """Record an executed call's outcome (and settle its approval), after any earlier outcome still waiting;
         False when the database refused it: the writes wait in memory, in order, for the next attempt."""
         record = AuditEvent(kind="execution", outcome=outcome, mode=self.mode, detail=detail, **plan.event)
+        if (observed := current_call()) is not None:
+            observed.outcome(outcome, result)
         writes: list[Callable[[], Any]] = [functools.partial(self.audit.append, record)]
         if plan.approval_id:
             settle = self.approvals.store.finish
@@ -626,6 +679,8 @@ class Gateway:
         kind: str = "decision",
         mode: str | None = None,
     ) -> None:
+        if kind == "decision" and (observed := current_call()) is not None:
+            observed.decision(event, effect or "", detail)
         self._append(
             AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
         )

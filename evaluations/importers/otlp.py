@@ -25,7 +25,13 @@ _RETRIEVER_KINDS = {"RETRIEVER", "retrieval"}
 _MODEL_KINDS = {"LLM", "chat", "text_completion", "generate_content"}
 _SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
 _TENANT_KEYS = ("agentcore.tenant", "tenant.id")
-_DECISION_KEYS = ("agentcore.gateway.decision", "aws.agentcore.policy.authorization_decision")
+# the gateway's own spans write ``agentcore.policy.decision``; the others are older and AgentCore's spellings
+_DECISION_KEYS = (
+    "agentcore.policy.decision",
+    "agentcore.gateway.decision",
+    "aws.agentcore.policy.authorization_decision",
+)
+_OI_TOOLS = "llm.tools."  # OpenInference: llm.tools.N.tool.json_schema, one JSON tool definition each
 
 
 def _value(raw: dict[str, Any]) -> Any:
@@ -126,10 +132,23 @@ def _tokens(attrs: dict[str, Any], genai_key: str, openinference_key: str) -> in
     return None if value is None else int(value)
 
 
+def _openinference_tools(attrs: dict[str, Any]) -> list[Any]:
+    """OpenInference's flattened ``llm.tools.N.tool.json_schema`` definitions, in index order."""
+    found: dict[int, Any] = {}
+    for key, value in attrs.items():
+        index, _, field = key[len(_OI_TOOLS) :].partition(".")
+        if key.startswith(_OI_TOOLS) and index.isdigit() and field == "tool.json_schema":
+            found[int(index)] = _maybe_json(value)
+    return [found[i] for i in sorted(found)]
+
+
 def _tools(attrs: dict[str, Any]) -> list[ToolSpec]:
+    """Tool definitions offered to the model: GenAI ``gen_ai.tool.definitions`` or OpenInference ``llm.tools.*``."""
     definitions = _maybe_json(attrs.get("gen_ai.tool.definitions"))
+    if not isinstance(definitions, list):
+        definitions = _openinference_tools(attrs)
     specs: list[ToolSpec] = []
-    for item in definitions if isinstance(definitions, list) else []:
+    for item in definitions:
         function = item.get("function", item) if isinstance(item, dict) else {}
         if "name" in function:
             specs.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,25 @@ def test_missing_and_empty_files_are_clear(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(TraceFormatError, match="empty"):
         load_sessions(tmp_path / "empty.jsonl")
+
+
+def _attr(key: str, value: str) -> dict[str, object]:
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def test_openinference_tool_definitions_are_read(tmp_path: Path) -> None:
+    """``llm.tools.N.tool.json_schema`` on an LLM span names the tools offered (ToolSelectionAccuracy needs them)."""
+    schema = {"type": "function", "function": {"name": "crm.lookup", "description": "Find a customer",
+                                               "parameters": {"type": "object"}}}  # fmt: skip
+    llm = [
+        _attr("openinference.span.kind", "LLM"),
+        _attr("llm.tools.1.tool.json_schema", '{"name": "vault.read"}'),
+        _attr("llm.tools.0.tool.json_schema", json.dumps(schema)),
+    ]
+    spans = [{"traceId": "t", "spanId": "s", "name": "llm", "attributes": llm}]
+    path = tmp_path / "oi.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    (session,) = load_sessions(path)
+    tools = session.traces[0].tools
+    assert [(t.name, t.description) for t in tools] == [("crm.lookup", "Find a customer"), ("vault.read", "")]
+    assert tools[0].parameters == {"type": "object"}

@@ -308,26 +308,6 @@ def test_unreachable_state_store_denies(make_gateway: Factory) -> None:
     assert record["effect"] == "deny" and "Connection" in json.dumps(record["detail"])
 
 
-def test_decisions_annotate_the_callers_span(make_gateway: Factory) -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    gw, _ = make_gateway()
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("test")
-    with tracer.start_as_current_span("agent-step"):
-        gw.call("crm.lookup", {"customer_id": "c1"}, principal=SUPPORT)
-    with tracer.start_as_current_span("agent-step"), pytest.raises(ToolDenied):
-        gw.call("vault.read", {"key": "k"}, principal=SUPPORT)
-    allowed, denied = (span.attributes or {} for span in exporter.get_finished_spans())
-    assert allowed["agentcore.policy.decision"] == "allow" and allowed["agentcore.gateway.tool"] == "crm.lookup"
-    assert allowed["agentcore.policy.bundle_hash"] == gw.policy.status.bundle_hash
-    assert denied["agentcore.policy.decision"] == "deny"
-
-
 def test_rate_limits_reserve_all_or_nothing(make_gateway: Factory) -> None:
     policy = (
         'policy "two limits"\nallow notes.add.\n'

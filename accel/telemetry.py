@@ -1,0 +1,145 @@
+"""OpenTelemetry hooks shared by the library: off (one global lookup) until an SDK provider is installed.
+
+The OpenTelemetry API hands out no-op tracers and meters while no SDK is configured, yet building spans and
+attribute dicts for them still costs time on every call. :func:`tracer` and :func:`meter` return ``None`` then,
+so instrumented code skips that work; they look the global providers up on each call, so a provider installed
+after startup (by :func:`agentcore.gateway.otel_setup.configure_from_env` or the application) is honoured.
+Simulated figures are named ``*.simulated.*``: they come from the device model, not from hardware.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import metrics, trace
+
+if TYPE_CHECKING:
+    from agentcore.accel.runtime import Receipt
+
+try:  # the API keeps the installed providers in module globals (None until one is set)
+    from opentelemetry.metrics import _internal as _metrics_state
+
+    _GLOBALS = hasattr(trace, "_TRACER_PROVIDER") and hasattr(_metrics_state, "_METER_PROVIDER")
+except ImportError:  # pragma: no cover - a future API moves them: fall back to the public getters
+    _GLOBALS = False
+trace.get_tracer_provider(), metrics.get_meter_provider()  # honour OTEL_PYTHON_*_PROVIDER once, at import
+
+
+def _global_tracer_provider() -> trace.TracerProvider | None:
+    """The installed global tracer provider or None. ``get_tracer_provider()`` looks the environment up (a raised
+    and caught KeyError) on every call while none is installed: microseconds per tool call; this reads the global."""
+    if _GLOBALS:
+        return getattr(trace, "_TRACER_PROVIDER", None)
+    provider = trace.get_tracer_provider()
+    return None if isinstance(provider, trace.ProxyTracerProvider) else provider
+
+
+def _global_meter_provider() -> metrics.MeterProvider | None:
+    if _GLOBALS:
+        return getattr(_metrics_state, "_METER_PROVIDER", None)
+    provider = metrics.get_meter_provider()
+    return None if type(provider).__name__ == "_ProxyMeterProvider" else provider
+
+
+VERSION = "1"
+CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"  # the GenAI instrumentations' content switch
+_tracers: dict[tuple[int, str], trace.Tracer] = {}
+_meters: dict[tuple[int, str], metrics.Meter] = {}
+
+
+def tracer(name: str, provider: trace.TracerProvider | None = None) -> trace.Tracer | None:
+    """The tracer ``name`` of ``provider`` (default the global one), or None while no SDK tracer is installed."""
+    provider = provider or _global_tracer_provider()
+    if provider is None or isinstance(provider, trace.NoOpTracerProvider):
+        return None
+    key = (id(provider), name)
+    found = _tracers.get(key)
+    if found is None:
+        found = _tracers[key] = provider.get_tracer(name, VERSION)
+    return found
+
+
+def meter(name: str, provider: metrics.MeterProvider | None = None) -> metrics.Meter | None:
+    """The meter ``name`` of ``provider`` (default the global one), or None while no SDK meter is installed."""
+    provider = provider or _global_meter_provider()
+    if provider is None or isinstance(provider, metrics.NoOpMeterProvider):
+        return None
+    key = (id(provider), name)
+    found = _meters.get(key)
+    if found is None:
+        found = _meters[key] = provider.get_meter(name, VERSION)
+    return found
+
+
+def capture_content() -> bool:
+    """Whether spans may carry arguments, results and queries (personal data): only when asked for."""
+    return os.environ.get(CAPTURE_ENV, "").strip().lower() == "true"
+
+
+def finished_span(spans: trace.Tracer, name: str, started_ns: int, attributes: dict[str, Any]) -> None:
+    """Record a span for work that ran from ``started_ns`` until now, a child of the current span."""
+    spans.start_span(name, start_time=started_ns, attributes=attributes).end()
+
+
+def record_retrieval(started_ns: int, namespace: str | None, query: str, hits: list[tuple[str, float]]) -> None:
+    """A retrieval span (GenAI ``retrieval``, OpenInference ``RETRIEVER``); the query and documents are content."""
+    spans = tracer("agentcore.memory")
+    if spans is None:
+        return
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "retrieval",
+        "openinference.span.kind": "RETRIEVER",
+        "agentcore.memory.namespace": namespace or "",
+        "agentcore.memory.hits": len(hits),
+    }
+    if capture_content():
+        attributes["input.value"] = query
+        for index, (text, score) in enumerate(hits):
+            attributes[f"retrieval.documents.{index}.document.content"] = text
+            attributes[f"retrieval.documents.{index}.document.score"] = score
+    finished_span(spans, "retrieval memory", started_ns, attributes)
+
+
+class _AccelInstruments:
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.device_seconds = meter.create_counter(
+            "agentcore.accel.simulated.device_seconds", unit="s", description="simulated NeuronCore seconds charged"
+        )
+        self.usd = meter.create_counter(
+            "agentcore.accel.simulated.cost", unit="USD", description="simulated dollars charged"
+        )
+
+
+_instruments: dict[int, _AccelInstruments] = {}
+
+
+def record_receipt(receipt: Receipt) -> None:
+    """A span for the finished inference (backdated by its CPU time) and the simulated spend by tenant."""
+    spans, counters = tracer("agentcore.accel"), meter("agentcore.accel")
+    if spans is None and counters is None:
+        return
+    attributes: dict[str, Any] = {
+        "gen_ai.request.model": receipt.model,
+        "agentcore.accel.variant": receipt.variant,
+        "agentcore.accel.profile": receipt.profile or "",
+        "agentcore.accel.items": receipt.items,
+        "agentcore.accel.tenant": receipt.tenant,
+        "agentcore.accel.simulated.device_seconds": receipt.device_seconds,
+        "agentcore.accel.simulated.queue_seconds": receipt.queue_seconds,
+        "agentcore.accel.simulated.cost_usd": receipt.usd,
+        "agentcore.accel.rejected": receipt.rejected,
+    }
+    if spans is not None:
+        finished_span(
+            spans, f"accel.infer {receipt.model}", time.time_ns() - int(receipt.cpu_seconds * 1e9), attributes
+        )
+    if counters is None:
+        return
+    instruments = _instruments.get(id(counters))
+    if instruments is None:
+        instruments = _instruments[id(counters)] = _AccelInstruments(counters)
+    labels = {"tenant": receipt.tenant, "profile": receipt.profile or ""}
+    instruments.device_seconds.add(receipt.device_seconds, labels)
+    instruments.usd.add(receipt.usd, labels)

@@ -1,0 +1,58 @@
+"""Approvals inbox: pending requests with their rules and age, sign-off or rejection, decided history.
+
+Deciding goes through :meth:`ApprovalStore.decide`, the same check of roles (a different principal per approver
+role, never the requester) and the same audit record as the CLI and the Python API. The console has no tools:
+an approved call runs in the gateway, exactly once (its ``claim``), when its caller waits or retries.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.audit import AuditLog
+from agentcore.gateway.redaction import DETECTORS, Redaction
+
+_SHOWN = Redaction(detectors=tuple(DETECTORS))  # arguments are shown with every built-in detector applied
+HISTORY = ("approved", "rejected", "executing", "executed", "failed", "expired")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One request as the inbox shows it."""
+
+    approval: Approval
+    args: Any
+    rules: list[dict[str, Any]]
+    age_s: float
+    ttl_s: float
+
+
+def requested_rules(audit: AuditLog) -> dict[str, list[dict[str, Any]]]:
+    """approval id -> the reasons (rule id, file, line, text) of the decision that asked for it."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for record in audit.rows():
+        if record["kind"] == "decision" and record["effect"] == "needs_approval":
+            detail = json.loads(record["detail"])
+            if detail.get("approval_id"):
+                found[str(detail["approval_id"])] = list(detail.get("reasons", []))
+    return found
+
+
+def rows(store: ApprovalStore, audit: AuditLog, status: str | None) -> list[Row]:
+    rules, now = requested_rules(audit), time.time()
+    listed = store.list(status) if status != "history" else [a for a in store.list(None) if a.status in HISTORY]
+    return [_row(a, rules, now) for a in sorted(listed, key=lambda a: a.created, reverse=status == "history")]
+
+
+def one(store: ApprovalStore, audit: AuditLog, approval_id: str) -> Row:
+    return _row(store.get(approval_id), requested_rules(audit), time.time())
+
+
+def _row(approval: Approval, rules: dict[str, list[dict[str, Any]]], now: float) -> Row:
+    shown, _ = _SHOWN.apply(approval.args)
+    by_id = rules.get(approval.id) or [{"rule_id": r, "file": "", "line": 0, "text": ""} for r in approval.rules]
+    return Row(approval, shown, by_id, now - approval.created, approval.expires - now)

@@ -1,0 +1,153 @@
+"""The console over HTTP (Starlette's test client on the real app and database): sign-in, CSRF on every POST,
+approver roles checked as the API checks them, exactly-once execution, audit filters, a tampered chain, reports."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from agentcore.console import create_app
+
+from .conftest import World, token
+
+
+@pytest.fixture
+def client(world: World) -> Iterator[TestClient]:
+    with TestClient(create_app(world.settings), base_url="http://127.0.0.1") as test_client:
+        yield test_client
+
+
+def _sign_in(client: TestClient, sub: str, roles: list[str]) -> str:
+    """Sign in through the form; returns the CSRF token of the signed-in pages."""
+    page = client.get("/login")
+    login_csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert login_csrf is not None
+    done = client.post("/login", data={"csrf": login_csrf.group(1), "token": token(sub, roles), "next": "/approvals"})
+    assert done.status_code == 200 and f'id="who">{sub}<' in done.text
+    found = re.search(r'name="csrf" value="([^"]+)"', done.text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_pages_need_a_signed_in_approver(client: TestClient) -> None:
+    for path in ("/approvals", "/audit", "/evals", "/spend", "/audit/1"):
+        response = client.get(path, follow_redirects=False)
+        assert response.status_code == 303 and response.headers["location"].startswith("/login")
+
+
+def test_bad_tokens_are_refused_with_the_reason(client: TestClient) -> None:
+    page = client.get("/login")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    expired = token("mona", ["manager"], ttl_s=-120)
+    response = client.post("/login", data={"csrf": csrf, "token": expired})
+    assert response.status_code == 401 and "expired" in response.text.lower()
+    forged = client.post("/login", data={"csrf": csrf, "token": "not.a.jwt"})
+    assert forged.status_code in (401, 403)
+    assert client.get("/approvals", follow_redirects=False).status_code == 303
+
+
+def test_every_post_checks_its_csrf_token(client: TestClient, world: World) -> None:
+    _sign_in(client, "mona", ["manager"])
+    pending = world.call_waiting_for_approval()
+    posts = [r for r in client.app.routes if isinstance(r, Route) and "POST" in (r.methods or ())]  # type: ignore[attr-defined]
+    assert {r.path for r in posts} == {"/login", "/logout", "/approvals/{approval_id}/{verb}"}
+    for path in ("/login", "/logout", f"/approvals/{pending['approval_id']}/approve"):
+        for form in ({}, {"csrf": "forged"}):
+            assert client.post(path, data=form, follow_redirects=False).status_code == 403, (path, form)
+    assert world.gateway.approvals.get(pending["approval_id"]).status == "pending"
+    world.gateway.approvals.reject(pending["approval_id"], by={"id": "mona", "roles": ["manager"]})
+
+
+def test_approval_roles_are_checked_as_the_api_checks_them(client: TestClient, world: World) -> None:
+    pending = world.call_waiting_for_approval()
+    aid = pending["approval_id"]
+    csrf = _sign_in(client, "alice", ["support", "manager"])  # the requester, even holding the role
+    own = client.post(f"/approvals/{aid}/approve", data={"csrf": csrf})
+    assert own.status_code == 409 and "cannot decide its own approval" in own.text
+    csrf = _sign_in(client, "sam", ["support"])
+    wrong = client.post(f"/approvals/{aid}/approve", data={"csrf": csrf})
+    assert wrong.status_code == 409 and "lacks the approver role" in wrong.text
+    assert world.runs.get("refunds.issue") is None
+    csrf = _sign_in(client, "mona", ["manager"])
+    inbox = client.get("/approvals").text
+    assert aid in inbox and "require approval from role" in inbox and "support.policy:" in inbox
+    done = client.post(f"/approvals/{aid}/approve", data={"csrf": csrf, "note": "ok by phone"})
+    assert done.status_code == 200 and "approved" in done.text
+    _wait(lambda: world.gateway.approvals.get(aid).status == "executed")
+    assert pending.get("result") == {"order_id": "o-77", "refunded": 900.0} or _wait(lambda: "result" in pending)
+    replay = client.post(f"/approvals/{aid}/approve", data={"csrf": csrf})
+    assert replay.status_code == 409 and "not pending" in replay.text
+    assert world.runs["refunds.issue"] == 1, "approved once, executed once"
+    page = client.get(f"/approvals/{aid}").text
+    assert 'id="status" class="effect-executed">executed' in page and "refunded" in page
+    history = client.get("/approvals").text
+    assert "ok by phone" in history and "mona" in history
+
+
+def _wait(condition: Any, timeout: float = 20) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+    return True
+
+
+def test_audit_filters_and_a_calls_record(client: TestClient) -> None:
+    _sign_in(client, "mona", ["auditor"])
+    denied = client.get("/audit", params={"effect": "deny"}).text
+    assert "1 matching record." in denied and "vault.read" in denied and "crm.lookup" not in denied
+    assert "Chain intact" in denied and "keyed (HMAC-SHA-256)" in denied
+    assert "0 matching records" in client.get("/audit", params={"user": "nobody"}).text
+    assert "crm.lookup" in client.get("/audit", params={"agent": "helpdesk-bot", "tool": "crm.lookup"}).text
+    assert "0 matching records" in client.get("/audit", params={"since": "2999-01-01"}).text
+    assert "is not a date" in client.get("/audit", params={"until": "next tuesday"}).text
+    seq = re.search(r'<tr id="rec-(\d+)"', denied).group(1)  # type: ignore[union-attr]
+    record = client.get(f"/audit/{seq}").text
+    assert "root-password" in record and "vault.read" in record
+    partial = client.get("/audit", params={"effect": "deny"}, headers={"HX-Request": "true"}).text
+    assert partial.lstrip().startswith("<div") and "<html" not in partial
+
+
+def test_a_tampered_chain_is_flagged_at_its_first_broken_record(client: TestClient, world: World) -> None:
+    with sqlite3.connect(world.root / "gw.db") as db:
+        db.execute("UPDATE gateway_audit SET outcome = 'forged' WHERE seq = 2")
+    _sign_in(client, "mona", ["auditor"])
+    page = client.get("/audit").text
+    assert "Chain BROKEN at record" in page and 'id="first-bad">2<' in page
+    assert '<tr id="rec-2" class="broken">' in page and '<tr id="rec-3" class="after-broken">' in page
+    assert "the first broken one" in client.get("/audit/2").text
+
+
+def test_evaluation_runs_trends_and_failing_targets(client: TestClient) -> None:
+    _sign_in(client, "dev", ["developer"])
+    page = client.get("/evals").text
+    assert page.count('href="/evals/2026-') == 2 and "<svg" in page and "mean score per run" in page
+    assert 'class="tick"' in page and "Builtin.TrajectoryInOrderMatch" in page
+    run = client.get("/evals/2026-12-01.json").text
+    assert "Compared with the previous run" in run and 'id="verdict">FAILED<' in run
+    failing = run[run.index('id="failing"') :]
+    assert "sess-cancel-001" in failing and "modify_pending_order" in failing, "the failing target and why"
+    assert re.search(r"<td>-0\.\d{3}</td>", run), "the drop since the previous run"
+    assert client.get("/evals/../../etc/passwd").status_code == 404
+
+
+def test_spend_by_tenant_and_device_profile(client: TestClient, world: World) -> None:
+    from agentcore import Accelerator
+    from agentcore.accel.ledger import Ledger
+
+    ledger = Ledger(f"sqlite:///{world.root / 'gw.db'}")
+    for profile in ("trn2.48xlarge", "trn3-ultraserver-gen1"):
+        accelerator = Accelerator(device=profile, ledger=ledger)
+        accelerator.embed(["refund policy", "order status"], tenant="acme", agent="helpdesk-bot", user="alice")
+    ledger.flush()
+    _sign_in(client, "fin", ["finance"])
+    page = client.get("/spend").text
+    assert "simulated" in page and "trn2.48xlarge" in page and "trn3-ultraserver-gen1" in page
+    assert ">acme<" in page and ">helpdesk-bot<" in page and "Simulated cost per 1,000 items by device" in page
