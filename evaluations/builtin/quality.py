@@ -275,7 +275,7 @@ _QUESTION_WORD = re.compile(
 #: a request of one sentence and at most this many words that asks a question is a direct question
 DIRECT_QUESTION_WORDS = 25
 #: for a direct question, a reply that is not a refusal scores at least its request similarity rescaled from this
-#: cosine (an unrelated reply) to 1.0 (a squarely matching one)
+#: cosine (an unrelated reply) to 1.0 (a squarely matching one), times the share of it not copied from the question
 ANSWER_FLOOR_FROM = 0.3
 
 
@@ -328,8 +328,9 @@ class Helpfulness(Evaluator):
         scores = models.head("helpfulness", features.as_matrix(rows, len(features.HELPFULNESS_FEATURES)), owner=self.id)
         judgements = []
         for target, score, row, refusal in zip(targets, scores.tolist(), rows, refusals, strict=True):
-            why = f"helpfulness head {score:.2f} (request similarity {row[0]:.2f}, refusal {refusal:.2f})"
-            floor = (row[0] - ANSWER_FLOOR_FROM) / (1.0 - ANSWER_FLOOR_FROM)
+            similarity, _, _, copied, *_ = row
+            why = f"helpfulness head {score:.2f} (request similarity {similarity:.2f}, refusal {refusal:.2f})"
+            floor = (similarity - ANSWER_FLOOR_FROM) / (1.0 - ANSWER_FLOOR_FROM) * (1.0 - copied)
             if refusal < REFUSAL_CAP_FROM and floor > score and direct_question(target.turn.input):
                 score = floor
                 why += f"; raised to {floor:.2f}: a direct answer to a direct question"
