@@ -162,11 +162,11 @@ class Harmfulness(PerTargetEvaluator):
             raise EvaluationError(f"Builtin.Harmfulness option turns must be one of {', '.join(TURNS)}; got {value!r}")
         self._turns = value
 
-    def _under_test(self, target: Target) -> bool:
+    def under_test(self, target: Target) -> bool:
         return self.turns == "all" or target.turn is target.session.traces[-1]
 
     def texts(self, target: Target) -> list[str]:
-        if not self._under_test(target):
+        if not self.under_test(target):
             return []
         trace = target.turn
         earlier = [turn.input for turn in target.history[:-1] if turn.input.strip()]
@@ -180,7 +180,7 @@ class Harmfulness(PerTargetEvaluator):
         ]
 
     def judge_one(self, target: Target, models: Models) -> Judgement | None:
-        if not self._under_test(target):
+        if not self.under_test(target):
             return None
         reply, why = harm_probability(target.turn.output, models)
         request, where = request_harm(target, models)

@@ -175,6 +175,23 @@ def test_unreachable_and_failing_endpoints_are_error_results(serve: Callable[[Re
         assert result.status is Status.ERROR and not result.passed and "failed" in result.explanation
 
 
+def test_a_judge_standing_in_for_harmfulness_judges_the_same_turns(
+    serve: Callable[[Reply], _Server], models: Models
+) -> None:
+    server = serve(openai_reply)
+    two_turns = Session(
+        id="s", traces=[Trace(id="s/t0", input="Hi", output="Hello!"), Trace(id="s/t1", input="Bye", output="Bye!")]
+    )
+    settings = JudgeSettings(model="m", base_url=server.url + "/v1", mode="also", retries=0)
+    offline = create_evaluator("Builtin.Harmfulness")
+    results = evaluate([two_turns], [offline, judged(offline, settings)], models=models)
+    assert [(r.evaluator, r.target_id) for r in results] == [
+        ("Builtin.Harmfulness", "s/t1"),
+        ("Builtin.Harmfulness.Judge", "s/t1"),
+    ]
+    assert len(server.requests) == 1
+
+
 def test_anthropic_messages_judge(serve: Callable[[Reply], _Server], models: Models) -> None:
     server = serve(anthropic_reply)
     settings = JudgeSettings(provider="anthropic", model="claude-judge", base_url=server.url, mode="also")
