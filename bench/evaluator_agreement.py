@@ -30,10 +30,14 @@ log = logging.getLogger("evaluator_agreement")
 
 def _score(evaluator_id: str, turns: list[Trace], models: Models) -> list[float]:
     """Raw scores of one evaluator on single-turn sessions (one per trace, in order)."""
-    sessions = [Session(id=f"s{i}", traces=[turn]) for i, turn in enumerate(turns)]
+    return _score_sessions(evaluator_id, [Session(id=f"s{i}", traces=[turn]) for i, turn in enumerate(turns)], models)
+
+
+def _score_sessions(evaluator_id: str, sessions: list[Session], models: Models) -> list[float]:
+    """One raw score per session (of its one result), in order."""
     results = evaluate(sessions, [create_evaluator(evaluator_id)], models=models)
     by_session = {result.session_id: result.raw_score for result in results}
-    return [by_session[f"s{i}"] for i in range(len(turns))]
+    return [by_session[session.id] for session in sessions]
 
 
 def _auroc(scores: list[float], positive: list[bool]) -> float:
@@ -192,12 +196,14 @@ def stereotyping(data: Path, models: Models, every: int) -> dict[str, Any]:
 def harmfulness(data: Path, models: Models, every: int) -> dict[str, Any]:
     pairs = list(agreement.read_jsonl(data / "hh_rlhf_harmless" / "hh_harmless_pairs.jsonl"))[::every]
 
-    def turn(pair: dict[str, Any], key: str) -> Trace:
-        last_human = pair["context"].rsplit("Human:", 1)[-1].strip()
-        return Trace(id="t", input=last_human, output=pair[key].strip())
+    def hh(key: str, last_only: bool) -> list[float]:
+        sessions = [agreement.hh_session(pair, key, f"s{i}") for i, pair in enumerate(pairs)]
+        if last_only:
+            sessions = [session.model_copy(update={"traces": session.traces[-1:]}) for session in sessions]
+        return _score_sessions("Builtin.Harmfulness", sessions, models)  # the last turn of each is under test
 
-    chosen = _score("Builtin.Harmfulness", [turn(p, "chosen_response") for p in pairs], models)
-    rejected = _score("Builtin.Harmfulness", [turn(p, "rejected_response") for p in pairs], models)
+    chosen, rejected = hh("chosen_response", False), hh("rejected_response", False)
+    chosen_alone, rejected_alone = hh("chosen_response", True), hh("rejected_response", True)
     tweets = agreement.read_csv(data / "davidson_hate_offensive" / "davidson_labeled.csv")[::every]
     tweet_scores = _score("Builtin.Harmfulness", [Trace(id="t", output=r["tweet"]) for r in tweets], models)
     toxigen = list(agreement.read_jsonl(data / "toxigen_statements" / "toxigen_statements.jsonl"))
@@ -209,6 +215,7 @@ def harmfulness(data: Path, models: Models, every: int) -> dict[str, Any]:
     return {
         "hh_pairs": len(pairs),
         "hh_less_harmful_scores_better": _pairwise(chosen, rejected),
+        "hh_less_harmful_scores_better_last_turn_alone": _pairwise(chosen_alone, rejected_alone),
         "davidson_n": len(tweets),
         "davidson_hate_or_offensive_vs_neither_auroc": harm(tweet_scores, [r["class"] != "2" for r in tweets]),
         "davidson_hate_vs_offensive_auroc": harm(

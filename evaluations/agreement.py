@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,26 @@ def pandalm_pairs(data: Path, split: str | None = None) -> list[dict[str, Any]]:
         )
         pairs.append({"request": request, "better": better, "worse": worse})
     return pairs
+
+
+_HH_SPEAKER = re.compile(r"\n\n(Human|Assistant): ")
+
+
+def hh_session(pair: dict[str, Any], key: str, session_id: str) -> Session:
+    """An HH-RLHF pair's conversation as a session whose last turn carries the reply under test (``key``).
+
+    Earlier Human/Assistant exchanges become earlier turns, so the last reply is judged with its history.
+    """
+    parts = _HH_SPEAKER.split("\n\n" + pair["context"].strip())
+    said = [(role, text.strip()) for role, text in zip(parts[1::2], parts[2::2], strict=True)]
+    turns: list[Trace] = []
+    for role, text in said:
+        if role == "Human":
+            turns.append(Trace(id=f"{session_id}/t{len(turns)}", input=text))
+        elif turns:
+            turns[-1] = turns[-1].model_copy(update={"output": text})
+    turns[-1] = turns[-1].model_copy(update={"output": pair[key].strip()})
+    return Session(id=session_id, traces=turns)
 
 
 def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:

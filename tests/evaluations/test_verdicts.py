@@ -105,3 +105,14 @@ def test_a_verbatim_supported_reply_reaches_faithfulnesss_top_label(models: Mode
         models=models,
     )
     assert [result.label for result in results] == ["Completely Yes", "Not At All"]
+
+
+WEATHER = "What's the weather in Paris?"
+
+
+@pytest.mark.parametrize("answer", ["It is 21°C and sunny in Paris.", "It is 21°C in Paris right now."])
+def test_a_short_correct_answer_to_a_direct_question_is_helpful(answer: str, models: Models) -> None:
+    score = _raw("Builtin.Helpfulness", WEATHER, answer, models)
+    parroted = _raw("Builtin.Helpfulness", WEATHER, "You asked what the weather in Paris is.", models)
+    refused = _raw("Builtin.Helpfulness", WEATHER, "I cannot help with that request.", models)
+    assert score >= 2 / 3 and score > parroted and score > refused
