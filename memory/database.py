@@ -32,11 +32,6 @@ _WRITE_OPTION = "agentcore_memory_write"
 _RETRYABLE_PG_CODES = frozenset({"40001", "40P01", "55P03"})  # serialization failure, deadlock, lock not available
 
 
-def default_url() -> str:
-    """The agentcore database: ``.agentcore/agentcore.db`` under the working directory."""
-    return f"sqlite:///{Path.cwd() / '.agentcore' / 'agentcore.db'}"
-
-
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

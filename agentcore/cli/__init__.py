@@ -7,7 +7,7 @@ import logging
 import typer
 
 from agentcore import __version__
-from agentcore.cli import console, demo, erasure
+from agentcore.cli import console, demo, erasure, init
 from agentcore.cli.accel import app as accel_app
 from agentcore.cli.eval import app as eval_app
 from agentcore.cli.gateway import app as gateway_app
@@ -30,6 +30,7 @@ app.add_typer(gateway_app, name="gateway")
 demo.register(app)
 console.register(app)
 erasure.register(app)
+init.register(app)
 
 
 def _version(value: bool) -> None:

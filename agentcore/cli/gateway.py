@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import DATABASE_HELP, console, fail
 from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
 
@@ -25,9 +25,7 @@ approvals_app = typer.Typer(help="List and decide pending approval requests.", n
 app.add_typer(audit_app, name="audit")
 app.add_typer(approvals_app, name="approvals")
 
-DATABASE = typer.Option(
-    None, "--database", "-d", help="SQLAlchemy URL or SQLite path (default .agentcore/agentcore.db)."
-)
+DATABASE = typer.Option(None, "--database", "-d", metavar="PATH_OR_URL", help=DATABASE_HELP)
 
 
 def _db(url: str | None) -> Database:

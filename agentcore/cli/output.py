@@ -9,6 +9,10 @@ from rich.console import Console
 from rich.markup import escape
 
 console = Console()
+DATABASE_HELP = (
+    "SQLAlchemy URL or SQLite path (default: the database of the nearest agentcore.toml, "
+    "else $AGENTCORE_DATABASE_URL, else .agentcore/agentcore.db)."
+)
 errors = Console(stderr=True, soft_wrap=True)
 
 
