@@ -73,6 +73,12 @@ def _print(report: DemoReport) -> None:
     )
     console.print(f"Audit log: {audit.get('records')} hash-chained records, {chain}")
     console.print(f"Report folder [bold]{report.settings.out}[/bold]: {', '.join(report.files)}")
+    from agentcore.demo.app import INSPECT
+
+    where = f"Inspect it (its agentcore.toml names the demo's database): cd {report.settings.out}"
+    console.print(where, highlight=False, markup=False, soft_wrap=True)
+    for command in INSPECT:
+        console.print(f"  {command}", highlight=False, markup=False, soft_wrap=True)
     verdict = f"{OK} demo passed" if report.passed else f"{BAD} demo FAILED (see the tables above)"
     console.print(f"{verdict} in {report.seconds:.1f} s")
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from agentcore.accel.ledger import Ledger
 from agentcore.accel.runtime import Accelerator
+from agentcore.config import CONFIG_FILE
 from agentcore.demo import costs
 from agentcore.demo.agent import ScriptedAgent
 from agentcore.demo.database import RetailDatabase
@@ -39,6 +40,14 @@ log = logging.getLogger(__name__)
 #: files a demo run owns in its report folder; a re-run replaces exactly these
 OWNED = ("retail.db", "agentcore.db", "agentcore.db-wal", "agentcore.db-shm", "retail.db-wal", "retail.db-shm")
 Progress = Callable[[str, int, int], None]
+#: what to run from inside the report folder, where its agentcore.toml points every command at the demo's database
+INSPECT = (
+    "agentcore accel ledger --by tenant",
+    "agentcore gateway audit verify",
+    "agentcore gateway approvals list --status all",
+    "agentcore memory stats",
+)
+CONFIG = '# Written by `agentcore demo`: commands run in this folder use its database.\ndatabase = "agentcore.db"\n'
 
 
 class DemoSettings(BaseModel):
@@ -172,6 +181,7 @@ def _prepare(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for name in OWNED:
         (out / name).unlink(missing_ok=True)
+    (out / CONFIG_FILE).write_text(CONFIG, encoding="utf-8")
     return out.resolve()
 
 

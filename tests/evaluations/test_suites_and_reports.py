@@ -150,7 +150,7 @@ def test_cli_exit_codes_and_report_files(tmp_path: Path) -> None:
         str(out / "r.html"),
         "--markdown",
         str(out / "s.md"),
-        "--json",
+        "--report",
         str(out / "r.json"),
     ]
     passed = runner.invoke(app, args + files)
