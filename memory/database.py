@@ -40,10 +40,10 @@ def create_memory_engine(url: str, *, synchronous: str = "FULL") -> Engine:
     """An engine for ``url``; SQLite gets WAL, busy timeout, secure delete and IMMEDIATE write transactions."""
     try:
         parsed = make_url(url)
-    except ArgumentError as error:
+        if parsed.get_backend_name() != "sqlite":
+            return create_engine(url, pool_pre_ping=True)
+    except ArgumentError as error:  # also an unknown dialect (NoSuchModuleError)
         raise MemoryStoreError(f"{url!r} is not a database URL (e.g. sqlite:///memory.db): {error}") from error
-    if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
     if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise MemoryStoreError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
     in_memory = parsed.database in (None, "", ":memory:")

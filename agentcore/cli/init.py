@@ -17,7 +17,7 @@ NEXT_STEPS = (
 
 
 def init(
-    folder: Path = typer.Argument(Path("."), metavar="[FOLDER]", help="Folder to initialise (created if absent)."),
+    folder: Path = typer.Argument(Path("."), help="Folder to initialise (created if absent)."),
     force: bool = typer.Option(False, "--force", help="Overwrite starter files that already exist."),
     as_json: bool = typer.Option(False, "--json", help="Print the written files as one JSON object."),
 ) -> None:

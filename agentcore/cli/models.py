@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from agentcore.accel.models.registry import ensure_built, list_built, verify
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import console, fail, json_flag
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(help="Build, list and verify the ONNX models that accel runs.", no_args_is_help=True)
@@ -30,8 +30,12 @@ def build(
 
 
 @app.command("list")
-def list_models() -> None:
+def list_models(as_json: bool = json_flag()) -> None:
     """List the encoder builds in the cache."""
+    if as_json:
+        for model in list_built():
+            typer.echo(model.model_dump_json())
+        return
     table = Table("name", "key", "hidden", "max tokens", "folder")
     for model in list_built():
         table.add_row(model.name, model.key, str(model.hidden_size), str(model.max_tokens), str(model.folder))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from agentcore.cli.output import fail
+from agentcore.cli.output import fail, json_flag
 from agentcore.policies import PolicyEngine, PolicyError, Request
 from agentcore.policies.cedar import CedarExportError
 from agentcore.policies.cedar import export as export_cedar
@@ -57,6 +57,7 @@ def check(
 def explain(
     paths: list[Path] = PATHS,
     request: Path = typer.Option(..., "--request", help="JSON file with one request (principal, action, args, ...)."),
+    as_json: bool = json_flag("the decision and the conditions' values as one JSON object"),
 ) -> None:
     """Decide one request and show the effect, the determining rules and every evaluated condition's value.
 
@@ -68,6 +69,10 @@ def explain(
     except (PolicyError, OSError, ValueError) as error:
         fail(error, 2)
     decision, trace = engine.explain(parsed)
+    if as_json:
+        conditions = [{"condition": text, "value": value} for text, value in trace]
+        typer.echo(json.dumps({"decision": decision.model_dump(mode="json"), "conditions": conditions}, default=str))
+        return
     typer.echo(f"effect: {decision.effect.value}")
     for reason in decision.reasons:
         note = f"  ({reason.note})" if reason.note else ""
@@ -113,6 +118,7 @@ def test_policies(
     paths: list[Path] = PATHS,
     tests: list[Path] = typer.Option([], "--tests", help=f"Test files (default: *{TEST_SUFFIX} next to the policies)."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML here."),
+    as_json: bool = json_flag("one JSON line per case"),
 ) -> None:
     """Run policy test files (requests with expected effects); exit 1 if any case fails."""
     try:
@@ -126,10 +132,13 @@ def test_policies(
     except (PolicyError, PolicyRequestError, OSError) as error:
         fail(error, 2)
     for result in results:
-        if not result.passed:
+        if as_json:
+            typer.echo(result.model_dump_json())
+        elif not result.passed:
             typer.echo(f"FAIL {result.file} :: {result.name}: {result.message}")
     failed = sum(not r.passed for r in results)
-    typer.echo(f"{len(results) - failed} passed, {failed} failed")
+    if not as_json:
+        typer.echo(f"{len(results) - failed} passed, {failed} failed")
     if junit is not None:
         junit.write_text(junit_xml(results), encoding="utf-8")
     if failed:
