@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 
 from agentcore.cli.output import fail, json_flag
 from agentcore.policies import PolicyEngine, PolicyError, Request
@@ -19,6 +20,7 @@ from agentcore.policies.checker import check as check_bundle
 from agentcore.policies.engine import parse_sources, read_sources
 from agentcore.policies.errors import PolicyRequestError
 from agentcore.policies.formatter import DEFAULT_WIDTH, format_file
+from agentcore.policies.located import located
 from agentcore.policies.parser import parse
 from agentcore.policies.schemas import load_tools
 from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
@@ -65,7 +67,10 @@ def explain(
     """
     try:
         engine = PolicyEngine.from_sources(read_sources(paths))
-        parsed = Request.model_validate_json(request.read_text(encoding="utf-8"))
+        text = request.read_text(encoding="utf-8")
+        parsed = Request.model_validate_json(text)
+    except ValidationError as error:
+        fail(f"invalid request:\n{located(error, text, str(request))}", 2)
     except (PolicyError, OSError, ValueError) as error:
         fail(error, 2)
     decision, trace = engine.explain(parsed)
