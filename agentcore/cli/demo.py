@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.panel import Panel
-from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import console, fail, progress
 from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
@@ -42,11 +41,8 @@ def demo(
         "evaluations · costs on simulated Trainium",
     ))  # fmt: skip
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), console=console, transient=True) as bar:
-            task = bar.add_task("starting", total=settings.sessions)
-            report = run_demo(
-                settings, progress=lambda what, done, total: bar.update(task, description=what, completed=done)
-            )
+        with progress("demo", settings.sessions) as update:
+            report = run_demo(settings, progress=lambda what, done, total: update(done, what))
     except (AgentCoreError, ScenarioError, OSError) as error:
         fail(error)
     _print(report)

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
-from agentcore.cli.output import fail
+from agentcore.cli.output import fail, progress
 
 if TYPE_CHECKING:
     from agentcore.evaluations.trace import Session
@@ -51,17 +50,13 @@ def run(
     from agentcore.evaluations.api import EvaluationSuite
     from agentcore.evaluations.reports import render_html, render_json, render_junit, render_markdown
 
-    console = Console(stderr=True)
     if backend not in (None, "local", "ray"):
         fail(f"unknown backend {backend!r}; choose local or ray", EXIT_BAD_INPUT)
     try:
         accelerator = Accelerator(backend=backend, address=address) if backend or address else None  # type: ignore[arg-type]
         runner = EvaluationSuite.from_file(suite, accelerator=accelerator)
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task("evaluating", total=len(runner.evaluators))
-            outcome = runner.run(
-                baseline=baseline, cache=not no_cache, progress=lambda done, total: bar.update(task, completed=done)
-            )
+        with progress("evaluating", len(runner.evaluators)) as update:
+            outcome = runner.run(baseline=baseline, cache=not no_cache, progress=lambda done, total: update(done, None))
     except AgentCoreError as error:
         fail(error, EXIT_BAD_INPUT)
     for path, render, mode in (

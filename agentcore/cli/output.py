@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agentcore.errors import ConfigError
 
@@ -16,6 +19,26 @@ DATABASE_HELP = (
     "else $AGENTCORE_DATABASE_URL, else .agentcore/agentcore.db)."
 )
 errors = Console(stderr=True, soft_wrap=True)
+
+
+Update = Callable[[int, str | None], None]
+
+
+@contextmanager
+def progress(label: str, total: int) -> Iterator[Update]:
+    """``update(done, what)``: a bar on a terminal; when piped, a plain ``label: what (done/total)`` line on stderr
+    for each step, so long work in CI logs is not silent either."""
+    if errors.is_terminal:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=errors, transient=True) as bar:
+            task = bar.add_task(label, total=total)
+            yield lambda done, what: bar.update(task, completed=done, description=what or label)
+        return
+
+    def line(done: int, what: str | None) -> None:
+        errors.print(f"{label}: {what or 'working'} ({done}/{total})", highlight=False, markup=False)
+
+    yield line
 
 
 def json_flag(what: str = "JSON lines") -> Any:

@@ -139,6 +139,7 @@ def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path, monkeypatch
     result = runner.invoke(app, ["demo", "--sessions", "2", "--out", str(tmp_path / "small")])
     assert result.exit_code == 0, result.output
     assert "Gateway decisions" in result.output and "demo passed" in result.output
+    assert "demo: session" in result.stderr  # not a terminal: progress as plain lines, not nothing
     # The printed commands, run where they say, inspect the demo's own database (its agentcore.toml names it).
     assert f"cd {tmp_path / 'small'}" in result.output and all(command in result.output for command in INSPECT)
     monkeypatch.chdir(tmp_path / "small")
