@@ -27,14 +27,19 @@ def demo(
         Path(".agentcore/demo"), "--out", "-o", help="Report folder (created; earlier demo databases replaced)."
     ),
     seed: int = typer.Option(7, "--seed", help="Seed of the generated store."),
+    agent: str | None = typer.Option(
+        None,
+        "--agent",
+        metavar="MODULE:FACTORY",
+        help="Your agent: FACTORY() returns an object with respond(message, session) (default: the scripted agent).",
+    ),
 ) -> None:
     """Play retail conversations through policies, gateway, memory, evaluations and simulated Trainium."""
     from agentcore.demo.app import DemoSettings, run_demo
     from agentcore.demo.scenarios import ScenarioError
 
-    settings = (
-        DemoSettings(out=out, seed=seed) if sessions is None else DemoSettings(sessions=sessions, out=out, seed=seed)
-    )
+    chosen = {"out": out, "seed": seed, "agent": agent} | ({} if sessions is None else {"sessions": sessions})
+    settings = DemoSettings(**chosen)
     console.print(Panel.fit(
         "[bold]agentcore demo[/bold]: a customer-service agent for a retail store (τ-bench's retail domain)\n"
         f"{settings.sessions} conversations · policies enforced by the gateway · memory across sessions · "

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -22,7 +22,7 @@ from agentcore.accel.ledger import Ledger
 from agentcore.accel.runtime import Accelerator
 from agentcore.config import CONFIG_FILE
 from agentcore.demo import costs
-from agentcore.demo.agent import ScriptedAgent
+from agentcore.demo.agent import Agent, ScriptedAgent
 from agentcore.demo.database import RetailDatabase
 from agentcore.demo.evaluation import EvaluationSummary, evaluate_traces
 from agentcore.demo.generator import StoreSize, generate_store
@@ -33,7 +33,9 @@ from agentcore.demo.report import render_index
 from agentcore.demo.runner import PlayedSession, play
 from agentcore.demo.scenarios import scripts, templates
 from agentcore.demo.transcripts import transcript
+from agentcore.errors import ConfigError
 from agentcore.memory import MemoryStore
+from agentcore.references import load_reference
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class DemoSettings(BaseModel):
     out: Path = Path(".agentcore/demo")
     seed: int = 7
     tenant: str = "retail-demo"
+    agent: str | None = Field(None, description="package.module:factory of your agent (default: the scripted one)")
 
 
 class SessionSummary(BaseModel):
@@ -113,6 +116,7 @@ class DemoReport(BaseModel):
 
 def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoReport:
     started = time.perf_counter()
+    own_agent = None if settings.agent is None else load_agent(settings.agent)  # a bad reference fails first
     out = _prepare(settings.out)
     report = _reporter(progress)
     report("generating the store", 0, settings.sessions)
@@ -123,7 +127,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     gateway = build_gateway(db, database=str(out / "agentcore.db"))
     memory = CustomerMemory(MemoryStore(database, accelerator=accelerator, tenant=settings.tenant))
     products = tuple(row["name"] for row in db.query("SELECT name FROM products ORDER BY name"))
-    agent = ScriptedAgent(accelerator, tenant=settings.tenant, products=products)
+    agent = own_agent or ScriptedAgent(accelerator, tenant=settings.tenant, products=products)
     played: list[PlayedSession] = []
     for index, script in enumerate(scripts(db, settings.sessions)):
         report(f"session {script.session_id}", index, settings.sessions)
@@ -172,6 +176,15 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     charts = sorted(p.name for p in out.glob("accel-*.svg"))
     (out / "index.html").write_text(render_index(result, charts), encoding="utf-8")
     return result
+
+
+def load_agent(spec: str) -> Agent:
+    """Your agent, from ``package.module:factory`` (called with no arguments; it returns an :class:`Agent`)."""
+    factory = load_reference(spec, "--agent")
+    agent = factory() if callable(factory) else None
+    if not callable(getattr(agent, "respond", None)):
+        raise ConfigError(f"--agent {spec!r} must name a factory returning an object with respond(message, session)")
+    return cast(Agent, agent)
 
 
 def _prepare(out: Path) -> Path:

@@ -152,3 +152,18 @@ def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path, monkeypatch
     (tmp_path / "file").write_text("x")
     bad = runner.invoke(app, ["demo", "--sessions", "1", "--out", str(tmp_path / "file")])
     assert bad.exit_code == 1 and "is a file" in bad.output
+
+
+def test_demo_plays_your_own_agent_from_a_module_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    runner = CliRunner()
+    own = ["demo", "--sessions", "2", "--agent", "own_agent:make", "--out", str(tmp_path / "own")]
+    result = runner.invoke(app, own)
+    assert result.exit_code == 0, result.output
+    import own_agent  # type: ignore[import-not-found]
+
+    assert len(set(own_agent.TURNS)) == 2  # both conversations went through the user's agent
+    for bad in ("own_agent:missing", "own_agent:NOT_AN_AGENT", "no-colon"):
+        refused = runner.invoke(app, ["demo", "--sessions", "1", "--agent", bad, "--out", str(tmp_path / "bad")])
+        assert refused.exit_code == 2 and "--agent" in refused.stderr, (bad, refused.output)
+        assert not (tmp_path / "bad").exists()  # refused before any work
