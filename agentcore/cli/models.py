@@ -46,7 +46,10 @@ def list_models(as_json: bool = json_flag()) -> None:
         for model in list_built():
             typer.echo(model.model_dump_json())
         return
-    table = Table("name", "key", "hidden", "max tokens", "folder")
+    table = Table()
+    for header in ("name", "key", "hidden", "max tokens"):
+        table.add_column(header, no_wrap=True)  # ids are never cut
+    table.add_column("folder", overflow="fold")  # a long path wraps instead
     for model in list_built():
         table.add_row(model.name, model.key, str(model.hidden_size), str(model.max_tokens), str(model.folder))
     console.print(table)

@@ -105,3 +105,5 @@ def test_id_columns_are_never_cut_at_80_columns() -> None:
     assert result.exit_code == 0
     assert "trn3-ultraserver-gen1" in result.output and "trn3-ultraserver-gen2" in result.output
     assert "…" not in result.output
+    models = runner.invoke(app, ["models", "list"], env={"COLUMNS": "80"})
+    assert models.exit_code == 0 and "…" not in models.output
