@@ -39,7 +39,7 @@ def demo(
     from agentcore.demo.scenarios import ScenarioError
 
     chosen = {"out": out, "seed": seed, "agent": agent} | ({} if sessions is None else {"sessions": sessions})
-    settings = DemoSettings(**chosen)
+    settings = DemoSettings.model_validate(chosen)
     console.print(Panel.fit(
         "[bold]agentcore demo[/bold]: a customer-service agent for a retail store (τ-bench's retail domain)\n"
         f"{settings.sessions} conversations · policies enforced by the gateway · memory across sessions · "
