@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentcore.cli.output import fail, progress
+from agentcore.cli.output import errors, fail, progress
 
 if TYPE_CHECKING:
     from agentcore.evaluations.trace import Session
@@ -87,7 +87,7 @@ def run(
             gates,
         )
     Console().print(table)
-    _llm_spend(runner.suite.sessions(), console)
+    _llm_spend(runner.suite.sessions(), errors)
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
 
 
