@@ -64,7 +64,8 @@ def page_steps(page: Path) -> tuple[list[Step], list[str]]:
     skipped: list[str] = []
     for match in _FENCE.finditer(text):
         language, body = match.group(1), match.group(2)
-        origin = f"{page.relative_to(REPO)}:{text.count(chr(10), 0, match.start()) + 1}"
+        shown = page.relative_to(REPO) if page.is_relative_to(REPO) else page
+        origin = f"{shown}:{text.count(chr(10), 0, match.start()) + 1}"
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         marker = _MARKER.search(before)
         if marker and marker.group(1) == "not-run":
