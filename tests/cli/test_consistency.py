@@ -19,6 +19,7 @@ runner = CliRunner()
 
 # Commands that act rather than print data; each says where its output goes instead.
 NO_JSON = {
+    "console": "a web server",
     "demo": "writes its report folder (report.json, index.html)",
     "forget": "an erasure; prints one confirmation line",
     "gateway approvals approve": "a decision; prints one confirmation line",
