@@ -12,7 +12,6 @@ import atexit
 import csv
 import json
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -25,14 +24,13 @@ from sqlalchemy.engine import make_url
 from sqlmodel import Field, SQLModel
 
 from agentcore.accel.sim.device import DeviceShare
+from agentcore.config import as_url, database_url
 from agentcore.errors import ConfigError
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Receipt
 
 log = logging.getLogger(__name__)
-DATABASE_ENV = "AGENTCORE_DATABASE_URL"
-DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
 GROUP_KEYS = ("tenant", "agent", "user", "model", "variant", "profile", "device", "kind")
 GroupKey = Literal["tenant", "agent", "user", "model", "variant", "profile", "device", "kind"]
 # Columns added after the first release, with the value existing rows get (ALTER TABLE ... ADD COLUMN).
@@ -152,7 +150,7 @@ def _flush_at_exit() -> None:
 
 
 class Ledger:
-    """Receipts in a SQL database (``$AGENTCORE_DATABASE_URL``, else ``.agentcore/agentcore.db``)."""
+    """Receipts in a SQL database (default: :func:`agentcore.config.database_url`)."""
 
     def __init__(
         self,
@@ -163,10 +161,7 @@ class Ledger:
         flush_interval_s: float = 1.0,
     ) -> None:
         if engine is None:
-            url = url or os.environ.get(DATABASE_ENV) or DEFAULT_URL
-            if "://" not in url:
-                url = f"sqlite:///{url}"
-            engine = _engine(url)
+            engine = _engine(as_url(url, Path.cwd()) if url else database_url())
         self.engine = engine
         SQLModel.metadata.create_all(engine, tables=[ReceiptRow.__table__, ReceiptDeviceRow.__table__])  # type: ignore[attr-defined]
         _migrate(engine)

@@ -38,7 +38,7 @@ class Meter:
     """One Accelerator's simulated device and ledger (``ledger=None``: receipts are not persisted)."""
 
     def __init__(self, device: SimulatedDevice | str | None, ledger: Ledger | Literal["default"] | None) -> None:
-        self._device = device
+        self._device = SimulatedDevice(device) if isinstance(device, str) else device  # a bad name fails here
         self._ledger = ledger
 
     @property

@@ -1,8 +1,8 @@
 """One call that erases a person everywhere agentcore keeps them: memory and the gateway alike.
 
 Memory rows are deleted; gateway audit records stay in the chain, unreadable once the subject's keys are gone
-(crypto-shredding); call history and approval requests are deleted. Both default to the same database file
-(``.agentcore/agentcore.db``); pass ``database`` when they share another one.
+(crypto-shredding); call history and approval requests are deleted. Both default to the same database
+(:func:`agentcore.config.database_url`); pass ``database`` when they share another one.
 """
 
 from __future__ import annotations

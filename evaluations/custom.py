@@ -12,18 +12,19 @@ below; ``judge = "package.module:function"`` names an application-supplied calla
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agentcore.errors import ConfigError
 from agentcore.evaluations.base import Evaluator, Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.errors import EvaluationError
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
 from agentcore.evaluations.result import FIVE, YES_NO, Level, Scale
+from agentcore.references import load_reference
 
 JudgeOutput = float | tuple[float, str] | Judgement
 
@@ -183,15 +184,10 @@ class JudgeEvaluator(FunctionEvaluator):
 
 def load_callable(reference: str | None, owner: str) -> Callable[..., Any]:
     """Import ``package.module:function`` (the judge named in a suite file)."""
-    if not reference or ":" not in reference:
-        raise EvaluationError(
-            f"custom evaluator {owner!r}: 'judge' must be 'package.module:function', got {reference!r}"
-        )
-    module_name, _, attribute = reference.partition(":")
     try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
-        raise EvaluationError(f"custom evaluator {owner!r}: cannot import judge {reference!r}: {error}") from None
+        target = load_reference(reference, f"custom evaluator {owner!r}: judge")
+    except ConfigError as error:
+        raise EvaluationError(str(error)) from None
     if not callable(target):
         raise EvaluationError(f"custom evaluator {owner!r}: {reference!r} is not callable")
     return target

@@ -32,11 +32,6 @@ _WRITE_OPTION = "agentcore_memory_write"
 _RETRYABLE_PG_CODES = frozenset({"40001", "40P01", "55P03"})  # serialization failure, deadlock, lock not available
 
 
-def default_url() -> str:
-    """The agentcore database: ``.agentcore/agentcore.db`` under the working directory."""
-    return f"sqlite:///{Path.cwd() / '.agentcore' / 'agentcore.db'}"
-
-
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -45,10 +40,10 @@ def create_memory_engine(url: str, *, synchronous: str = "FULL") -> Engine:
     """An engine for ``url``; SQLite gets WAL, busy timeout, secure delete and IMMEDIATE write transactions."""
     try:
         parsed = make_url(url)
-    except ArgumentError as error:
+        if parsed.get_backend_name() != "sqlite":
+            return create_engine(url, pool_pre_ping=True)
+    except ArgumentError as error:  # also an unknown dialect (NoSuchModuleError)
         raise MemoryStoreError(f"{url!r} is not a database URL (e.g. sqlite:///memory.db): {error}") from error
-    if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
     if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise MemoryStoreError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
     in_memory = parsed.database in (None, "", ":memory:")

@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,8 +20,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
 from agentcore.accel.telemetry import record_retrieval
+from agentcore.config import as_url, database_url
 from agentcore.memory import search
-from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
+from agentcore.memory.database import create_memory_engine, run_write, utcnow
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
 from agentcore.memory.filters import Predicate, compile_filters
 from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
@@ -69,7 +71,7 @@ EMBED_BATCH = 256
 class MemoryStore:
     """Per-actor short-term events and long-term records, with hybrid (BM25 + vector) retrieval.
 
-    ``url`` is any SQLAlchemy URL (default: the agentcore SQLite database under ``.agentcore/``); or pass
+    ``url`` is any SQLAlchemy URL or a SQLite path (default: :func:`agentcore.config.database_url`); or pass
     an ``engine``. The schema is created or migrated on open.
     """
 
@@ -85,7 +87,9 @@ class MemoryStore:
     ) -> None:
         if engine is not None and url is not None:
             raise InvalidMemoryInputError("pass url or engine, not both")
-        self.engine = engine or create_memory_engine(url or default_url(), synchronous=sqlite_synchronous)
+        self.engine = engine or create_memory_engine(
+            as_url(url, Path.cwd()) if url else database_url(), synchronous=sqlite_synchronous
+        )
         self.tenant = tenant
         self.max_text_chars = max_text_chars
         self._accelerator = accelerator

@@ -19,6 +19,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from agentcore.policies.context import InMemoryContext, Scope
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.errors import PolicyRequestError
+from agentcore.policies.located import located
 from agentcore.policies.model import AgentInfo, Decision, Effect, Principal, Request, RequestContext
 from agentcore.policies.values import equality_key
 
@@ -111,12 +112,12 @@ class CaseResult(BaseModel):
 def load_tests(path: Path) -> TestFile:
     """Read and validate one test file; raise :class:`PolicyRequestError` saying what is wrong."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        return TestFile.model_validate(data)
+        text = path.read_text(encoding="utf-8")
+        return TestFile.model_validate(tomllib.loads(text))
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise PolicyRequestError(f"{path}: cannot read policy test file: {error}") from None
     except ValidationError as error:
-        raise PolicyRequestError(f"{path}: invalid policy test file:\n{error}") from None
+        raise PolicyRequestError(f"invalid policy test file:\n{located(error, text, str(path))}") from None
 
 
 def context_for(tests: TestFile, case: Case) -> InMemoryContext:

@@ -2,20 +2,70 @@
 
 Data under ../shared and local services are for tests only: when absent a test skips with the reason,
 except under CI=true, where their absence is a failure (CI must never pass by skipping).
+
+Tests never write into the repository: each runs in a fresh working directory (so default paths such as
+``.agentcore/`` land in a temporary folder), Hypothesis keeps its examples under the system temporary folder, and a
+run that leaves a new file in the repository fails (``pytest_sessionfinish``).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AGENTCORE_SHARED_DIR", REPO.parent / "shared"))
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# What tools other than the tests themselves keep in a clone: never counted as a test's leftovers.
+OWN_FOLDERS = {".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "agentcore-hypothesis"  # its examples and constants caches
+set_hypothesis_home_dir(HYPOTHESIS_HOME)
+settings.register_profile("agentcore", database=DirectoryBasedExampleDatabase(HYPOTHESIS_HOME / "examples"))
+settings.load_profile("agentcore")
+
+
+_BEFORE = pytest.StashKey[set[Path]]()
+
+
+def repository_files(root: Path = REPO) -> set[Path]:
+    """Every file of the clone except version control, virtualenv, build and tool caches."""
+    found: set[Path] = set()
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [s for s in subfolders if s not in OWN_FOLDERS and not s.endswith(".egg-info")]
+        found.update(Path(folder, name).relative_to(root) for name in files)
+    return found
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_BEFORE] = repository_files()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    before = session.config.stash.get(_BEFORE, None)
+    if before is None:
+        return
+    left = sorted(str(path) for path in repository_files() - before)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"FAILED: the tests left new files in the repository: {', '.join(left[:20])}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _fresh_working_directory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run each test in an empty folder outside the clone, with no database URL from the developer's shell."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    monkeypatch.delenv("AGENTCORE_DATABASE_URL", raising=False)
 
 
 def _unavailable(reason: str) -> None:

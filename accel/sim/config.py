@@ -14,13 +14,14 @@ address = "ray://head:10001"               # the cluster; omit for a local Ray i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentcore.accel.errors import ProfileError
 from agentcore.accel.sim.profiles import ProfileCatalog, load_catalog
-from agentcore.accel.sim.tomlread import read_toml
+from agentcore.config import find_config
+from agentcore.errors import ConfigError
 
 DEFAULT_PROFILE = "trn2.48xlarge"
 
@@ -39,28 +40,18 @@ class AccelConfig(BaseModel):
         return load_catalog(self.profiles, self.overrides)
 
 
-def _section(folder: Path) -> tuple[dict[str, Any], Path] | None:
-    own = folder / "agentcore.toml"
-    if own.is_file():
-        return read_toml(own).get("accel", {}), own
-    project = folder / "pyproject.toml"
-    if project.is_file():
-        section = read_toml(project).get("tool", {}).get("agentcore", {}).get("accel")
-        if section is not None:
-            return section, project
-    return None
-
-
 def load_config(folder: Path | None = None) -> AccelConfig:
-    """Settings from the working directory's config file; defaults when there is none."""
-    base = folder or Path.cwd()
-    found = _section(base)
-    if found is None:
+    """Settings from the config file found for ``folder`` (:func:`agentcore.config.find_config`); else defaults."""
+    try:
+        found = find_config(folder)
+        section = None if found is None else found.section("accel")
+    except ConfigError as error:
+        raise ProfileError(str(error)) from error
+    if found is None or section is None:
         return AccelConfig()
-    section, origin = found
     try:
         config = AccelConfig.model_validate(section)
     except ValidationError as error:
-        raise ProfileError(f"{origin} [accel]: {error}") from error
-    resolved = [path if path.is_absolute() else origin.parent / path for path in config.profiles]
+        raise ProfileError(f"{found.path} [accel]: {error}") from error
+    resolved = [path if path.is_absolute() else found.path.parent / path for path in config.profiles]
     return config.model_copy(update={"profiles": resolved})

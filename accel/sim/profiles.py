@@ -7,6 +7,7 @@ Systems (instances, UltraServers) are a chip times a count, and a cluster is a s
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -231,7 +232,9 @@ class ProfileCatalog:
         elif base in self.chips:
             chip, chips, description = self.chips[base], count, self.chips[base].name
         else:
-            raise ProfileError(f"unknown device profile {base!r}; known profiles: {', '.join(self.names())}")
+            close = difflib.get_close_matches(base, self.names(), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ProfileError(f"unknown device profile {base!r}; {hint}known profiles: {', '.join(self.names())}")
         if count > 1:
             description = f"cluster of {count} x {base}"
         return DeviceProfile(name=name, chip=chip, chips=chips, description=description)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, get_args, get_type_hints
 
 import typer
+from typer.models import ArgumentInfo, ParameterInfo
 
 from agentcore import __version__
-from agentcore.cli import console, demo, erasure
+from agentcore.cli import console, demo, erasure, init
 from agentcore.cli.accel import app as accel_app
 from agentcore.cli.eval import app as eval_app
 from agentcore.cli.gateway import app as gateway_app
@@ -30,6 +35,41 @@ app.add_typer(gateway_app, name="gateway")
 demo.register(app)
 console.register(app)
 erasure.register(app)
+init.register(app)
+
+
+def _plain_help(typer_app: typer.Typer) -> None:
+    """Help is printed as written (``[accel]`` in a help string is a config section, not rich markup) and every
+    value shows a readable metavar (``PATH``, ``N``; an argument its own name) instead of ``<list[Path]>``."""
+    typer_app.rich_markup_mode = None
+    for command in typer_app.registered_commands:
+        if command.callback is not None:
+            _name_values(command.callback)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _plain_help(group.typer_instance)
+
+
+def _name_values(callback: Callable[..., Any]) -> None:
+    hints = get_type_hints(callback)
+    for name, parameter in inspect.signature(callback).parameters.items():
+        info = parameter.default
+        if not isinstance(info, ParameterInfo) or info.metavar is not None:
+            continue
+        if isinstance(info, ArgumentInfo):
+            info.metavar = name.upper()
+            continue
+        kinds = set(get_args(hints[name])) or {hints[name]}
+        for kind, metavar in _METAVARS:
+            if kind in kinds or any(kind in get_args(option) for option in kinds):
+                info.metavar = metavar
+                break
+
+
+_METAVARS = ((bool, None), (Path, "PATH"), (int, "N"), (float, "NUMBER"), (str, "TEXT"))
+
+
+_plain_help(app)
 
 
 def _version(value: bool) -> None:

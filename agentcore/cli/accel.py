@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentcore.accel.errors import WorkloadError
+from agentcore.accel.errors import ProfileError, WorkloadError
 from agentcore.accel.ledger import GROUP_KEYS, Ledger
 from agentcore.accel.serving.capacity import LLMCapacityQuestion, plan_llm_capacity
 from agentcore.accel.serving.catalogue import load_llms
@@ -86,7 +86,7 @@ def profiles(
         if cite is not None:
             chip = catalog.chips.get(cite)
             if chip is None:
-                raise AgentCoreError(f"unknown chip {cite!r}; known chips: {', '.join(catalog.chips)}")
+                raise ProfileError(f"unknown chip {cite!r}; known chips: {', '.join(catalog.chips)}")
             rows = {
                 name: {"value": figure.value, "citation": figure.citation,
                        "url": catalog.sources[figure.source].url if figure.source else None}
@@ -106,16 +106,22 @@ def profiles(
     if as_json:
         _emit({name: {**profile.totals(), "projected": profile.projected} for name, profile in listed.items()})
         return
-    table = Table("profile", "chip", "chips", "cores", "FP8 PF", "BF16 PF", "HBM GiB", "HBM TB/s", "$/h", "max kW")
+    # Fits 80 columns without cutting a profile name (the chip is named by the profile; --json has it).
+    table = Table(box=None, pad_edge=False, header_style="bold underline")
+    table.add_column("profile", no_wrap=True)
+    for header in ("chips", "cores", "FP8\nPF", "BF16\nPF", "HBM\nGiB", "HBM\nTB/s", "\n$/h", "max\nkW"):
+        table.add_column(header, justify="right", no_wrap=True)
     for name, profile in listed.items():
         totals = profile.totals()
         table.add_row(
-            name + (" [yellow](projected)[/yellow]" if profile.projected else ""), profile.chip.name,
+            name + ("[yellow]*[/yellow]" if profile.projected else ""),
             str(profile.chips), str(profile.cores), f"{totals['fp8_pflops']:,.1f}", f"{totals['bf16_pflops']:,.1f}",
             f"{totals['hbm_gib']:,.0f}", f"{totals['hbm_tbps']:,.1f}", f"{totals['usd_per_hour']:,.2f}",
             f"{totals['max_kw']:,.1f}",
         )  # fmt: skip
     console.print(table)
+    if any(profile.projected for profile in listed.values()):
+        console.print("[yellow]*[/yellow] projected figures (named assumptions, not published specifications)")
     console.print("Every figure cites a source or a named assumption: `agentcore accel profiles --cite trn3`.")
 
 

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.panel import Panel
-from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import console, fail, progress
 from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
@@ -28,25 +27,27 @@ def demo(
         Path(".agentcore/demo"), "--out", "-o", help="Report folder (created; earlier demo databases replaced)."
     ),
     seed: int = typer.Option(7, "--seed", help="Seed of the generated store."),
+    agent: str | None = typer.Option(
+        None,
+        "--agent",
+        metavar="MODULE:FACTORY",
+        help="Your agent: FACTORY() returns an object with respond(message, session) (default: the scripted agent).",
+    ),
 ) -> None:
     """Play retail conversations through policies, gateway, memory, evaluations and simulated Trainium."""
     from agentcore.demo.app import DemoSettings, run_demo
     from agentcore.demo.scenarios import ScenarioError
 
-    settings = (
-        DemoSettings(out=out, seed=seed) if sessions is None else DemoSettings(sessions=sessions, out=out, seed=seed)
-    )
+    chosen = {"out": out, "seed": seed, "agent": agent} | ({} if sessions is None else {"sessions": sessions})
+    settings = DemoSettings.model_validate(chosen)
     console.print(Panel.fit(
         "[bold]agentcore demo[/bold]: a customer-service agent for a retail store (τ-bench's retail domain)\n"
         f"{settings.sessions} conversations · policies enforced by the gateway · memory across sessions · "
         "evaluations · costs on simulated Trainium",
     ))  # fmt: skip
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), console=console, transient=True) as bar:
-            task = bar.add_task("starting", total=settings.sessions)
-            report = run_demo(
-                settings, progress=lambda what, done, total: bar.update(task, description=what, completed=done)
-            )
+        with progress("demo", settings.sessions) as update:
+            report = run_demo(settings, progress=lambda what, done, total: update(done, what))
     except (AgentCoreError, ScenarioError, OSError) as error:
         fail(error)
     _print(report)
@@ -73,6 +74,12 @@ def _print(report: DemoReport) -> None:
     )
     console.print(f"Audit log: {audit.get('records')} hash-chained records, {chain}")
     console.print(f"Report folder [bold]{report.settings.out}[/bold]: {', '.join(report.files)}")
+    from agentcore.demo.app import INSPECT
+
+    where = f"Inspect it (its agentcore.toml names the demo's database): cd {report.settings.out}"
+    console.print(where, highlight=False, markup=False, soft_wrap=True)
+    for command in INSPECT:
+        console.print(f"  {command}", highlight=False, markup=False, soft_wrap=True)
     verdict = f"{OK} demo passed" if report.passed else f"{BAD} demo FAILED (see the tables above)"
     console.print(f"{verdict} in {report.seconds:.1f} s")
 

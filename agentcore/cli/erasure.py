@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from agentcore.cli.output import console
-
-DATABASE_HELP = "SQLAlchemy URL or SQLite path shared by memory and gateway (default .agentcore/agentcore.db)."
+from agentcore.cli.output import DATABASE_HELP, console
 
 
 def forget(
     subject: str = typer.Argument(..., help="User / actor / principal id to erase."),
-    database: str | None = typer.Option(None, "--database", "-d", help=DATABASE_HELP),
+    database: str | None = typer.Option(None, "--database", "-d", metavar="PATH_OR_URL", help=DATABASE_HELP),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Erase a person: memory rows deleted, audit records made unreadable (their keys destroyed; the chain still

@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
-from agentcore.cli.output import fail
+from agentcore.cli.output import errors, fail, progress
 
 if TYPE_CHECKING:
     from agentcore.evaluations.trace import Session
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Evaluate agent traces: run suites with CI gates, list the evaluators.", no_args_is_help=True)
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+AS_JSON = typer.Option(False, "--json", help="Print the JSON report on stdout instead of the table.")
 
 
 @app.command("run")
@@ -32,7 +32,7 @@ def run(
         None, "--markdown", help="Append a Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)."
     ),
     json_report: Path | None = typer.Option(
-        None, "--json", help="Write the JSON report here (usable as a later --baseline)."
+        None, "--report", metavar="PATH", help="Write the JSON report here (usable as a later --baseline)."
     ),
     baseline: Path | None = typer.Option(
         None, "--baseline", help="Earlier JSON report to compare against (overrides the suite's)."
@@ -42,6 +42,7 @@ def run(
         None, "--backend", help="Where model batches run: local or ray (default: [accel] backend, else local)."
     ),
     address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray instance)."),
+    as_json: bool = AS_JSON,
 ) -> None:
     """Run SUITE; exit 0 when every threshold is met, 1 when one fails, 2 on bad input."""
     from agentcore.accel.runtime import Accelerator
@@ -49,17 +50,13 @@ def run(
     from agentcore.evaluations.api import EvaluationSuite
     from agentcore.evaluations.reports import render_html, render_json, render_junit, render_markdown
 
-    console = Console(stderr=True)
     if backend not in (None, "local", "ray"):
         fail(f"unknown backend {backend!r}; choose local or ray", EXIT_BAD_INPUT)
     try:
         accelerator = Accelerator(backend=backend, address=address) if backend or address else None  # type: ignore[arg-type]
         runner = EvaluationSuite.from_file(suite, accelerator=accelerator)
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task("evaluating", total=len(runner.evaluators))
-            outcome = runner.run(
-                baseline=baseline, cache=not no_cache, progress=lambda done, total: bar.update(task, completed=done)
-            )
+        with progress("evaluating", len(runner.evaluators)) as update:
+            outcome = runner.run(baseline=baseline, cache=not no_cache, progress=lambda done, total: update(done, None))
     except AgentCoreError as error:
         fail(error, EXIT_BAD_INPUT)
     for path, render, mode in (
@@ -72,6 +69,9 @@ def run(
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open(mode, encoding="utf-8") as handle:
                 handle.write(render(outcome))
+    if as_json:
+        typer.echo(render_json(outcome))
+        raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
     table = Table(title=f"{outcome.suite}: {'passed' if outcome.passed else 'FAILED'}")
     for column in ("evaluator", "level", "judged", "coverage", "mean", "pass rate", "gates"):
         table.add_column(column)
@@ -87,7 +87,7 @@ def run(
             gates,
         )
     Console().print(table)
-    _llm_spend(runner.suite.sessions(), console)
+    _llm_spend(runner.suite.sessions(), errors)
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
 
 
@@ -131,7 +131,8 @@ def compare(
     ),
     tie_margin: float = typer.Option(0.0, "--tie-margin", help="Score difference that still counts as a tie."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Append a Markdown summary to this file."),
-    json_report: Path | None = typer.Option(None, "--json", help="Write the JSON comparison here."),
+    json_report: Path | None = typer.Option(None, "--report", metavar="PATH", help="Write the JSON comparison here."),
+    as_json: bool = AS_JSON,
 ) -> None:
     """Compare versions A and B pair by pair: win rates with 95% intervals; exit 1 when a max_loss gate fails."""
     from agentcore.errors import AgentCoreError
@@ -150,6 +151,9 @@ def compare(
         markdown.parent.mkdir(parents=True, exist_ok=True)
         with markdown.open("a", encoding="utf-8") as handle:
             handle.write(render_comparison_markdown(comparison, title=f"{runner.suite.suite.name}: {b} vs {a}"))
+    if as_json:
+        typer.echo(comparison.model_dump_json())
+        raise typer.Exit(EXIT_PASSED if comparison.passed else EXIT_FAILED)
     table = Table(title=f"{b} vs {a}: {'passed' if comparison.passed else 'FAILED'}")
     for column in ("evaluator", "pairs", "B wins", "ties", "A wins", "B win rate (95% CI)", "gates"):
         table.add_column(column)
@@ -168,9 +172,18 @@ def compare(
 
 
 @app.command("list")
-def list_evaluators() -> None:
+def list_evaluators(as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table.")) -> None:
     """List every evaluator: id, level, label scale and what it measures."""
+    import json
+
     from agentcore.evaluations.registry import evaluator_classes
+
+    if as_json:
+        for evaluator_id, factory in evaluator_classes().items():
+            evaluator = factory()
+            row = {"id": evaluator_id, "level": evaluator.level.value, "scale": evaluator.scale.describe()}
+            typer.echo(json.dumps({**row, "measures": evaluator.description}))
+        return
 
     table = Table(title="Evaluators")
     for column in ("id", "level", "scale", "measures"):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import DATABASE_HELP, console, fail, json_flag
 from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
 
@@ -25,9 +25,7 @@ approvals_app = typer.Typer(help="List and decide pending approval requests.", n
 app.add_typer(audit_app, name="audit")
 app.add_typer(approvals_app, name="approvals")
 
-DATABASE = typer.Option(
-    None, "--database", "-d", help="SQLAlchemy URL or SQLite path (default .agentcore/agentcore.db)."
-)
+DATABASE = typer.Option(None, "--database", "-d", metavar="PATH_OR_URL", help=DATABASE_HELP)
 
 
 def _db(url: str | None) -> Database:
@@ -77,6 +75,7 @@ def audit_verify(
     database: str | None = DATABASE,
     key_file: Path | None = KEY_FILE,
     anchors: Path | None = ANCHORS,
+    as_json: bool = json_flag("the result as one JSON object"),
 ) -> None:
     """Check the chain in one snapshot; exit 0 when intact, 1 naming the first bad record or the deletion an anchor
     reveals, 2 when a key or anchor file is missing or unreadable."""
@@ -85,6 +84,9 @@ def audit_verify(
         result = log.verify(sink)
     except AgentCoreError as error:
         fail(error, 2)
+    if as_json:
+        typer.echo(result.model_dump_json())
+        raise typer.Exit(0 if result.ok else 1)
     if not result.ok:
         fail(f"audit chain broken at record {result.first_bad}: {result.problem}", 1)
     keyed = "keyed (HMAC-SHA-256)" if result.keyed else "NOT keyed (plain SHA-256: no protection against rewrites)"
@@ -154,11 +156,16 @@ def _when(ts: float | None) -> str:
 def approvals_list(
     database: str | None = DATABASE,
     status: str = typer.Option("pending", help="pending, approved, rejected, expired, executed, failed, or all."),
+    as_json: bool = json_flag(),
 ) -> None:
     """List approval requests."""
     from agentcore.gateway.approvals import ApprovalStore
 
     rows = ApprovalStore(_db(database)).list(None if status == "all" else status)
+    if as_json:
+        for row in rows:
+            typer.echo(row.model_dump_json())
+        return
     if not rows:
         console.print(f"no {status} approval requests")
     for a in rows:
@@ -220,14 +227,17 @@ def approvals_reject(
 
 
 @app.command("status")
-def status(database: str | None = DATABASE) -> None:
+def status(database: str | None = DATABASE, as_json: bool = json_flag()) -> None:
     """Show each gateway's active bundle hash and last reload error (exit 1 if any gateway has one)."""
     from agentcore.gateway.status import StatusBoard
 
     rows = StatusBoard(_db(database)).read()
-    if not rows:
+    if as_json:
+        for row in rows:
+            typer.echo(row.model_dump_json())
+    elif not rows:
         console.print("no gateway has reported status to this database")
-    for s in rows:
+    for s in [] if as_json else rows:
         console.print(f"gateway {s.name} (pid {s.pid}, {s.mode} mode)", highlight=False)
         console.print(f"  bundle: {s.bundle_hash} loaded {_when(s.loaded_at)}", highlight=False)
         console.print(f"  policies: {', '.join(s.paths) or '(none: default deny)'}", highlight=False, soft_wrap=True)

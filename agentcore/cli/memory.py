@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 from rich.table import Table
 
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import DATABASE_HELP, console, fail
 from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
@@ -19,12 +19,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Inspect and maintain per-actor memory: events, long-term records, forget, purge.")
 
-DB = typer.Option(
-    None,
-    "--db",
-    envvar="AGENTCORE_DATABASE_URL",
-    help="SQLAlchemy URL (default: .agentcore/agentcore.db under the working directory).",
-)
+DB = typer.Option(None, "--db", "--database", "-d", metavar="PATH_OR_URL", help=DATABASE_HELP)
 JSON = typer.Option(False, "--json", help="Print JSON lines instead of a table.")
 
 

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from agentcore.accel.models.registry import ensure_built, list_built, verify
-from agentcore.cli.output import console, fail
+from agentcore.cli.output import console, errors, fail, json_flag
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(help="Build, list and verify the ONNX models that accel runs.", no_args_is_help=True)
@@ -21,18 +21,35 @@ def build(
     ),
 ) -> None:
     """Fetch the model source if needed and build its fp32 and INT8 ONNX variants (idempotent)."""
+    errors.print("building the encoder (the first run downloads ~85 MB and takes about a minute)", highlight=False)
     try:
-        with console.status("building encoder (first run downloads ~85 MB and takes about a minute)"):
-            built = ensure_built(model_dir)
+        built = ensure_built(model_dir)
     except AgentCoreError as error:
         fail(error)
-    console.print(f"built {built.name} ({built.key}) in {built.folder}")
+    console.print(f"built {built.name} ({built.key}) in {built.folder}", highlight=False, soft_wrap=True)
+    for name in built.files:
+        console.print(f"  {name}: {_size(built.folder / name)}", highlight=False)
+
+
+def _size(path: Path) -> str:
+    """Bytes, readably: ``912 B``, ``86.2 MiB``."""
+    size = path.stat().st_size
+    if size < 1024:
+        return f"{size:,} B"
+    return f"{size / 1024:,.1f} KiB" if size < 1024**2 else f"{size / 1024**2:,.1f} MiB"
 
 
 @app.command("list")
-def list_models() -> None:
+def list_models(as_json: bool = json_flag()) -> None:
     """List the encoder builds in the cache."""
-    table = Table("name", "key", "hidden", "max tokens", "folder")
+    if as_json:
+        for model in list_built():
+            typer.echo(model.model_dump_json())
+        return
+    table = Table()
+    for header in ("name", "key", "hidden", "max tokens"):
+        table.add_column(header, no_wrap=True)  # ids are never cut
+    table.add_column("folder", overflow="fold")  # a long path wraps instead
     for model in list_built():
         table.add_row(model.name, model.key, str(model.hidden_size), str(model.max_tokens), str(model.folder))
     console.print(table)

@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from agentcore.errors import ConfigError
 
 console = Console()
+DATABASE_HELP = (
+    "SQLAlchemy URL or SQLite path (default: the database of the nearest agentcore.toml, "
+    "else $AGENTCORE_DATABASE_URL, else .agentcore/agentcore.db)."
+)
 errors = Console(stderr=True, soft_wrap=True)
 
 
-def fail(message: object, code: int = 1) -> NoReturn:
+Update = Callable[[int, str | None], None]
+
+
+@contextmanager
+def progress(label: str, total: int) -> Iterator[Update]:
+    """``update(done, what)``: a bar on a terminal; when piped, a plain ``label: what (done/total)`` line on stderr
+    for each step, so long work in CI logs is not silent either."""
+    if errors.is_terminal:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=errors, transient=True) as bar:
+            task = bar.add_task(label, total=total)
+            yield lambda done, what: bar.update(task, completed=done, description=what or label)
+        return
+
+    def line(done: int, what: str | None) -> None:
+        errors.print(f"{label}: {what or 'working'} ({done}/{total})", highlight=False, markup=False)
+
+    yield line
+
+
+def json_flag(what: str = "JSON lines") -> Any:
+    """The ``--json`` switch of a command that prints data: ``what`` it prints instead of text."""
+    return typer.Option(False, "--json", help=f"Print {what} instead of text.")
+
+
+def fail(message: object, code: int | None = None) -> NoReturn:
     """Print ``error: message`` on stderr (never wrapped mid-line) and exit with ``code``.
+
+    Without a code, bad input (a :class:`ConfigError`: unknown profile, workload, setting) exits 2 and any other
+    failure 1, the convention every command follows (see docs/cli.md).
 
     The message is escaped: error texts quote config sections like ``[accel]`` that rich would read as markup.
     """
     errors.print(f"[red]error:[/red] {escape(str(message))}", highlight=False)
-    raise typer.Exit(code)
+    raise typer.Exit(code if code is not None else 2 if isinstance(message, ConfigError) else 1)

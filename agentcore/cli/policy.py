@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 
-from agentcore.cli.output import fail
+from agentcore.cli.output import fail, json_flag
 from agentcore.policies import PolicyEngine, PolicyError, Request
 from agentcore.policies.cedar import CedarExportError
 from agentcore.policies.cedar import export as export_cedar
@@ -19,6 +20,7 @@ from agentcore.policies.checker import check as check_bundle
 from agentcore.policies.engine import parse_sources, read_sources
 from agentcore.policies.errors import PolicyRequestError
 from agentcore.policies.formatter import DEFAULT_WIDTH, format_file
+from agentcore.policies.located import located
 from agentcore.policies.parser import parse
 from agentcore.policies.schemas import load_tools
 from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
@@ -57,6 +59,7 @@ def check(
 def explain(
     paths: list[Path] = PATHS,
     request: Path = typer.Option(..., "--request", help="JSON file with one request (principal, action, args, ...)."),
+    as_json: bool = json_flag("the decision and the conditions' values as one JSON object"),
 ) -> None:
     """Decide one request and show the effect, the determining rules and every evaluated condition's value.
 
@@ -64,10 +67,17 @@ def explain(
     """
     try:
         engine = PolicyEngine.from_sources(read_sources(paths))
-        parsed = Request.model_validate_json(request.read_text(encoding="utf-8"))
+        text = request.read_text(encoding="utf-8")
+        parsed = Request.model_validate_json(text)
+    except ValidationError as error:
+        fail(f"invalid request:\n{located(error, text, str(request))}", 2)
     except (PolicyError, OSError, ValueError) as error:
         fail(error, 2)
     decision, trace = engine.explain(parsed)
+    if as_json:
+        conditions = [{"condition": text, "value": value} for text, value in trace]
+        typer.echo(json.dumps({"decision": decision.model_dump(mode="json"), "conditions": conditions}, default=str))
+        return
     typer.echo(f"effect: {decision.effect.value}")
     for reason in decision.reasons:
         note = f"  ({reason.note})" if reason.note else ""
@@ -113,6 +123,7 @@ def test_policies(
     paths: list[Path] = PATHS,
     tests: list[Path] = typer.Option([], "--tests", help=f"Test files (default: *{TEST_SUFFIX} next to the policies)."),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML here."),
+    as_json: bool = json_flag("one JSON line per case"),
 ) -> None:
     """Run policy test files (requests with expected effects); exit 1 if any case fails."""
     try:
@@ -126,10 +137,13 @@ def test_policies(
     except (PolicyError, PolicyRequestError, OSError) as error:
         fail(error, 2)
     for result in results:
-        if not result.passed:
+        if as_json:
+            typer.echo(result.model_dump_json())
+        elif not result.passed:
             typer.echo(f"FAIL {result.file} :: {result.name}: {result.message}")
     failed = sum(not r.passed for r in results)
-    typer.echo(f"{len(results) - failed} passed, {failed} failed")
+    if not as_json:
+        typer.echo(f"{len(results) - failed} passed, {failed} failed")
     if junit is not None:
         junit.write_text(junit_xml(results), encoding="utf-8")
     if failed:

@@ -43,6 +43,16 @@ def render(app: typer.Typer) -> str:
         "Generated from the command tree by `python -m agentcore.cli.reference > docs/cli.md`; a test fails when",
         "this page and the code disagree. Every command also answers `--help`.",
         "",
+        "**Exit codes**, the same for every command: `0` success; `1` a check, gate or verification failed (policy",
+        "findings, a failing policy test or evaluation gate, a broken audit chain, a corrupt model); `2` a usage or",
+        "input error (unknown option, profile or workload, a file that does not load).",
+        "",
+        "**Output**: every command that prints data takes `--json` (JSON lines, or one JSON object) for scripts.",
+        "",
+        "**Database**: commands that read or write agentcore's database use `--database PATH_OR_URL` when given, else",
+        "the `database` of the nearest `agentcore.toml` (or `[tool.agentcore]` in `pyproject.toml`) in the working",
+        "directory or above it, else `$AGENTCORE_DATABASE_URL`, else `.agentcore/agentcore.db`.",
+        "",
     ]
     return "\n".join(header + _lines(root, ["agentcore"])).rstrip() + "\n"
 

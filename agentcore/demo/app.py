@@ -14,14 +14,15 @@ from collections import Counter
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
 from agentcore.accel.ledger import Ledger
 from agentcore.accel.runtime import Accelerator
+from agentcore.config import CONFIG_FILE
 from agentcore.demo import costs
-from agentcore.demo.agent import ScriptedAgent
+from agentcore.demo.agent import Agent, ScriptedAgent
 from agentcore.demo.database import RetailDatabase
 from agentcore.demo.evaluation import EvaluationSummary, evaluate_traces
 from agentcore.demo.generator import StoreSize, generate_store
@@ -32,13 +33,23 @@ from agentcore.demo.report import render_index
 from agentcore.demo.runner import PlayedSession, play
 from agentcore.demo.scenarios import scripts, templates
 from agentcore.demo.transcripts import transcript
+from agentcore.errors import ConfigError
 from agentcore.memory import MemoryStore
+from agentcore.references import load_reference
 
 log = logging.getLogger(__name__)
 
 #: files a demo run owns in its report folder; a re-run replaces exactly these
 OWNED = ("retail.db", "agentcore.db", "agentcore.db-wal", "agentcore.db-shm", "retail.db-wal", "retail.db-shm")
 Progress = Callable[[str, int, int], None]
+#: what to run from inside the report folder, where its agentcore.toml points every command at the demo's database
+INSPECT = (
+    "agentcore accel ledger --by tenant",
+    "agentcore gateway audit verify",
+    "agentcore gateway approvals list --status all",
+    "agentcore memory stats",
+)
+CONFIG = '# Written by `agentcore demo`: commands run in this folder use its database.\ndatabase = "agentcore.db"\n'
 
 
 class DemoSettings(BaseModel):
@@ -50,6 +61,7 @@ class DemoSettings(BaseModel):
     out: Path = Path(".agentcore/demo")
     seed: int = 7
     tenant: str = "retail-demo"
+    agent: str | None = Field(None, description="package.module:factory of your agent (default: the scripted one)")
 
 
 class SessionSummary(BaseModel):
@@ -104,6 +116,7 @@ class DemoReport(BaseModel):
 
 def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoReport:
     started = time.perf_counter()
+    own_agent = None if settings.agent is None else load_agent(settings.agent)  # a bad reference fails first
     out = _prepare(settings.out)
     report = _reporter(progress)
     report("generating the store", 0, settings.sessions)
@@ -114,7 +127,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     gateway = build_gateway(db, database=str(out / "agentcore.db"))
     memory = CustomerMemory(MemoryStore(database, accelerator=accelerator, tenant=settings.tenant))
     products = tuple(row["name"] for row in db.query("SELECT name FROM products ORDER BY name"))
-    agent = ScriptedAgent(accelerator, tenant=settings.tenant, products=products)
+    agent = own_agent or ScriptedAgent(accelerator, tenant=settings.tenant, products=products)
     played: list[PlayedSession] = []
     for index, script in enumerate(scripts(db, settings.sessions)):
         report(f"session {script.session_id}", index, settings.sessions)
@@ -165,6 +178,15 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     return result
 
 
+def load_agent(spec: str) -> Agent:
+    """Your agent, from ``package.module:factory`` (called with no arguments; it returns an :class:`Agent`)."""
+    factory = load_reference(spec, "--agent")
+    agent = factory() if callable(factory) else None
+    if not callable(getattr(agent, "respond", None)):
+        raise ConfigError(f"--agent {spec!r} must name a factory returning an object with respond(message, session)")
+    return cast(Agent, agent)
+
+
 def _prepare(out: Path) -> Path:
     """Create the report folder; remove only the databases an earlier demo run left there."""
     if out.exists() and not out.is_dir():
@@ -172,6 +194,7 @@ def _prepare(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     for name in OWNED:
         (out / name).unlink(missing_ok=True)
+    (out / CONFIG_FILE).write_text(CONFIG, encoding="utf-8")
     return out.resolve()
 
 

@@ -27,21 +27,18 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import SQLModel
 
+from agentcore.config import as_url, database_url
 from agentcore.errors import ConfigError
 from agentcore.gateway.writer_lock import WriterLock
 
 log = logging.getLogger(__name__)
 Durability = Literal["process", "power"]
-DEFAULT_URL = "sqlite:///.agentcore/agentcore.db"
 WAL_RESTART_PAGES = 4096  # 16 MiB of 4 KiB pages: a full checkpoint this size takes milliseconds, rarely
 
 
 def resolve_url(url: str | None, *, create_folder: bool = True) -> str:
-    """``None`` means the default file under the working directory; a bare path means a SQLite file."""
-    if url is None:
-        url = DEFAULT_URL
-    elif "://" not in url:
-        url = f"sqlite:///{url}"
+    """``None`` means the discovered database (:func:`agentcore.config.database_url`); a bare path a SQLite file."""
+    url = database_url() if url is None else as_url(url, Path.cwd())
     parsed = make_url(url)
     if create_folder and parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)

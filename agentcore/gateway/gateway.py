@@ -158,12 +158,12 @@ class Gateway:
         self.limits = limits or ArgumentLimits()
         self.unicode: UnicodeMode = unicode
         self._validation = {"unicode": unicode} if unicode == "reject" else None  # Request's validation context
+        self.policy = PolicySource(policies, reload=reload, on_change=self._publish)  # first: a bad path writes nothing
         configure_from_env()
         self.telemetry = GatewayTelemetry(tracer_provider, meter_provider)
         self.db = Database(database, durability=durability)
         ensure_schema(self.db)
         self.board = StatusBoard(self.db)
-        self.policy = PolicySource(policies, reload=reload, on_change=self._publish)
         self.audit = AuditLog(self.db, keys=load_chain_keys(audit_key), anchors=open_sink(anchors))
         self.audit.observe = self.telemetry.audit_written
         self.store = open_store(state, self.db)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agentcore.errors import ConfigError
 from agentcore.policies.engine import POLICY_SUFFIX, PolicyEngine
 from agentcore.policies.parser import SCHEMA_SUFFIX
 
@@ -76,7 +77,10 @@ class PolicySource:
                 self.paths = [Path(p) for p in policies]
             for path in self.paths:
                 if not path.exists():
-                    raise FileNotFoundError(f"policy path {path} does not exist; pass a .policy file or a folder")
+                    raise ConfigError(
+                        f"policy path {path} does not exist (in {Path.cwd()}); pass a .policy file or a folder, "
+                        "or run `agentcore init` to write a starter bundle into policies/"
+                    )
             self._engine = load_engine(self.paths)
         self.reload = reload and bool(self.paths)
         self.interval_s = interval_s

@@ -64,7 +64,7 @@ def test_ledger_reports_spend_from_the_database(tmp_path: Path) -> None:
 
 def test_errors_are_one_line_and_actionable() -> None:
     unknown = runner.invoke(app, ["accel", "simulate", "--profile", "trn9", "--json"])
-    assert unknown.exit_code == 1 and "known profiles: " in unknown.output and "trn1.32xlarge" in unknown.output
+    assert unknown.exit_code == 2 and "known profiles: " in unknown.output and "trn1.32xlarge" in unknown.output
     bad_window = runner.invoke(app, ["accel", "ledger", "--window", "soon"])
     assert bad_window.exit_code == 2 and "expected a number and a unit" in bad_window.output
     bad_set = runner.invoke(app, ["accel", "profiles", "--set", "trn3.usd_per_chip_hour"])

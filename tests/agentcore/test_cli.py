@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,11 +26,15 @@ def test_every_command_has_help(command: list[str]) -> None:
     assert runner.invoke(app, command).exit_code == 0
 
 
-def test_models_build_list_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_source: Path) -> None:
+def test_models_build_list_verify(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_source: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("AGENTCORE_CACHE_DIR", str(tmp_path))
     assert runner.invoke(app, ["models", "verify"]).exit_code == 1  # nothing built yet
     build = runner.invoke(app, ["models", "build", "--model-dir", str(model_source)])
     assert build.exit_code == 0, build.output
+    assert re.search(r"model\.int8\.onnx: [\d.]+ MiB", build.output)  # what was built, in bytes
+    assert not [r for r in caplog.records if "pre-processing" in r.getMessage()]  # onnxruntime's advice is muted
     listing = runner.invoke(app, ["models", "list"])
     assert listing.exit_code == 0 and "384" in listing.output
     assert runner.invoke(app, ["models", "verify"]).exit_code == 0

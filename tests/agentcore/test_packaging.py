@@ -45,3 +45,16 @@ def test_public_api_is_typed_and_lazy() -> None:
 def test_errors_share_one_root() -> None:
     for name in ("ConfigError", "ModelError", "ModelNotFoundError", "ModelCorruptError"):
         assert issubclass(getattr(agentcore, name), agentcore.AgentCoreError)
+
+
+def test_every_folder_with_package_data_is_a_listed_package() -> None:
+    """setuptools warns about (and will stop shipping) data folders that are not packages: agentcore.demo.data."""
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools["package-data"]["*"]
+    packages, mapping = _declared()
+    for name, folder in mapping.items():
+        for data in {p.parent for pattern in patterns for p in (REPO / folder).rglob(pattern)}:
+            if "__pycache__" in data.parts:
+                continue
+            dotted = ".".join([name, *data.relative_to(REPO / folder).parts])
+            assert dotted in packages and (data / "__init__.py").is_file(), f"{data} holds package data"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcore.cli import app
-from agentcore.demo.app import DemoReport, DemoSettings, run_demo
+from agentcore.demo.app import INSPECT, DemoReport, DemoSettings, run_demo
 from agentcore.demo.scenarios import templates
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
@@ -133,12 +134,36 @@ def test_audit_chain_verifies_and_detects_tampering(demo_run: tuple[DemoReport, 
     assert not verdict.ok and verdict.problem == "content was modified"
 
 
-def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path) -> None:
+def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["demo", "--sessions", "2", "--out", str(tmp_path / "small")])
     assert result.exit_code == 0, result.output
     assert "Gateway decisions" in result.output and "demo passed" in result.output
+    assert "demo: session" in result.stderr  # not a terminal: progress as plain lines, not nothing
+    # The printed commands, run where they say, inspect the demo's own database (its agentcore.toml names it).
+    assert f"cd {tmp_path / 'small'}" in result.output and all(command in result.output for command in INSPECT)
+    monkeypatch.chdir(tmp_path / "small")
+    for command in INSPECT:
+        inspected = runner.invoke(app, shlex.split(command)[1:])
+        assert inspected.exit_code == 0, (command, inspected.output)
+    assert "audit chain intact" in runner.invoke(app, ["gateway", "audit", "verify"]).output
+    monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["demo", "--sessions", "0"]).exit_code == 2
     (tmp_path / "file").write_text("x")
     bad = runner.invoke(app, ["demo", "--sessions", "1", "--out", str(tmp_path / "file")])
     assert bad.exit_code == 1 and "is a file" in bad.output
+
+
+def test_demo_plays_your_own_agent_from_a_module_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    runner = CliRunner()
+    own = ["demo", "--sessions", "2", "--agent", "own_agent:make", "--out", str(tmp_path / "own")]
+    result = runner.invoke(app, own)
+    assert result.exit_code == 0, result.output
+    import own_agent  # type: ignore[import-not-found]
+
+    assert len(set(own_agent.TURNS)) == 2  # both conversations went through the user's agent
+    for bad in ("own_agent:missing", "own_agent:NOT_AN_AGENT", "no-colon"):
+        refused = runner.invoke(app, ["demo", "--sessions", "1", "--agent", bad, "--out", str(tmp_path / "bad")])
+        assert refused.exit_code == 2 and "--agent" in refused.stderr, (bad, refused.output)
+        assert not (tmp_path / "bad").exists()  # refused before any work

@@ -119,7 +119,7 @@ def test_cli_compare_gates_and_exit_codes(tmp_path: Path) -> None:
     assert "| Builtin.Helpfulness | 6 | 6 | 0 | 0 |" in summary.read_text(encoding="utf-8")
     report = tmp_path / "cmp.json"
     backwards = ["eval", "compare", str(suite), "--a", str(good), "--b", str(bad)]
-    regressed = runner.invoke(app, [*backwards, "--json", str(report)])
+    regressed = runner.invoke(app, [*backwards, "--report", str(report)])
     assert regressed.exit_code == 1 and '"max_loss"' in report.read_text(encoding="utf-8")
     assert runner.invoke(app, [*backwards, "--max-loss", "Builtin.Helpfulness=1"]).exit_code == 0
     assert runner.invoke(app, [*backwards, "--max-loss", "x"]).exit_code == 2

@@ -150,7 +150,7 @@ def test_cli_exit_codes_and_report_files(tmp_path: Path) -> None:
         str(out / "r.html"),
         "--markdown",
         str(out / "s.md"),
-        "--json",
+        "--report",
         str(out / "r.json"),
     ]
     passed = runner.invoke(app, args + files)
@@ -223,7 +223,7 @@ def test_reference_similarity_and_bad_judges(accelerator) -> None:  # type: igno
     out_of_range = JudgeEvaluator(RuleSpec(id="Custom.J", type="judge"), judge=lambda target: 7.0)
     with pytest.raises(EvaluationError, match=r"returned score 7\.0; scores must lie in \[0, 1\]"):
         evaluate([Session(id="s", traces=[close])], [out_of_range], models=Models(accelerator))
-    with pytest.raises(EvaluationError, match=r"must be 'package\.module:function'"):
+    with pytest.raises(EvaluationError, match=r"is not a reference; use 'package\.module:name'"):
         build_rule(RuleSpec(id="Custom.J", type="judge", judge="no_colon"))
     with pytest.raises(EvaluationError, match="unknown type 'llm'"):
         build_rule(RuleSpec(id="Custom.X", type="llm"))

@@ -52,5 +52,11 @@ def test_bad_input_is_an_error_line_and_exit_code_1(tmp_path: Path, accelerator:
     url = _seed(tmp_path, accelerator)
     result = runner.invoke(app, ["memory", "search", "alice", "cat", "--mode", "sql", "--db", url])
     assert result.exit_code == 1 and "mode must be one of" in result.output
-    result = runner.invoke(app, ["memory", "stats", "--db", "not a url"])
+    result = runner.invoke(app, ["memory", "stats", "--db", "nosuch://host/db"])
     assert result.exit_code == 1 and "is not a database URL" in result.output
+
+
+def test_db_takes_a_path_like_the_gateway_commands(tmp_path: Path) -> None:
+    path = tmp_path / "mem" / "agentcore.db"
+    result = runner.invoke(app, ["memory", "stats", "--json", "--db", str(path)])
+    assert result.exit_code == 0 and json.loads(result.output)["events"] == 0 and path.is_file()

@@ -38,6 +38,7 @@ from agentcore.gateway.mcp.config import Identity, ProxyConfig
 from agentcore.gateway.mcp.upstream import NOT_A_TOOL, Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
+from agentcore.references import load_reference
 
 log = logging.getLogger(__name__)
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -442,9 +443,5 @@ def _wrap(result: Any) -> types.CallToolResult:
 
 def _load_registrar(spec: str) -> Callable[[Gateway], Any]:
     """``package.module:function`` -> the function that registers in-process tools on the gateway."""
-    module, _, attr = spec.partition(":")
-    try:
-        function: Callable[[Gateway], Any] = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as error:
-        raise ConfigError(f"tools entry {spec!r}: cannot load it ({error}); use 'package.module:function'") from None
+    function: Callable[[Gateway], Any] = load_reference(spec, "tools entry")
     return function

@@ -1,0 +1,110 @@
+"""The whole command tree follows one set of conventions: ``--json`` where a command prints data, exit codes
+0 ok / 1 check failed / 2 usage or input error, help that keeps its text and names its values readably."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from agentcore import Accelerator
+from agentcore.accel.errors import ProfileError
+from agentcore.cli import app
+
+runner = CliRunner()
+
+# Commands that act rather than print data; each says where its output goes instead.
+NO_JSON = {
+    "console": "a web server",
+    "demo": "writes its report folder (report.json, index.html)",
+    "forget": "an erasure; prints one confirmation line",
+    "gateway approvals approve": "a decision; prints one confirmation line",
+    "gateway approvals reject": "a decision; prints one confirmation line",
+    "gateway audit export": "prints JSON lines already",
+    "gateway audit prune": "a maintenance action; prints one line",
+    "gateway serve": "a server",
+    "memory forget": "an erasure; prints one confirmation line",
+    "memory purge": "a maintenance action; prints one line",
+    "models build": "builds files; prints their folder",
+    "models verify": "a check: its exit code is the answer",
+    "policy export": "prints Cedar text (or writes --output)",
+    "policy fmt": "rewrites files; --check is a check",
+}
+
+
+def _leaves(command: Any, path: tuple[str, ...] = ()) -> dict[str, Any]:
+    if hasattr(command, "commands"):
+        found: dict[str, Any] = {}
+        for name, sub in command.commands.items():
+            found |= _leaves(sub, (*path, name))
+        return found
+    return {" ".join(path): command}
+
+
+LEAVES = _leaves(typer.main.get_command(app))
+
+
+def _options(command: Any) -> dict[str, Any]:
+    return {name: param for param in command.params for name in getattr(param, "opts", [])}
+
+
+def test_every_command_that_prints_data_takes_json() -> None:
+    assert len(LEAVES) > 25
+    missing = [path for path, command in LEAVES.items() if path not in NO_JSON and "--json" not in _options(command)]
+    assert missing == []
+    for path in NO_JSON:
+        assert path in LEAVES, f"{path} is exempt but no longer exists"
+
+
+def test_json_is_a_flag_everywhere() -> None:
+    for path, command in LEAVES.items():
+        option = _options(command).get("--json")
+        assert option is None or option.is_flag, f"{path}: --json takes a value; name the file option --report"
+
+
+@pytest.mark.parametrize("path", sorted(LEAVES))
+def test_help_keeps_brackets_and_names_values_readably(path: str) -> None:
+    result = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    options = result.output.split("Options:", 1)[-1]
+    assert not re.search(r"<[a-z][\w\[\], ]*>", options), f"{path}: a type placeholder in its options:\n{options}"
+    for param in LEAVES[path].params:
+        for bracketed in re.findall(r"\[\w+\]", getattr(param, "help", None) or ""):
+            assert bracketed in result.output, f"{path}: {bracketed} of the help text was swallowed"
+
+
+def test_a_bracketed_config_section_survives_in_help() -> None:
+    result = runner.invoke(app, ["eval", "run", "--help"], env={"COLUMNS": "200"})
+    assert re.search(r"\[accel\]\s+backend", result.output) and "--report PATH" in result.output
+
+
+def test_usage_and_input_errors_exit_2_and_failed_checks_exit_1(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["accel", "profiles", "--no-such-option"]).exit_code == 2
+    unknown = runner.invoke(app, ["accel", "compare", "trn2-ultraserver", "trn3-ultrasrver-gen2"])
+    assert unknown.exit_code == 2 and "did you mean 'trn3-ultraserver-gen2'?" in unknown.stderr
+    workload = runner.invoke(app, ["accel", "simulate", "--profile", "trn2", "--workload", "no-such-workload"])
+    assert workload.exit_code == 2, workload.output
+    assert runner.invoke(app, ["accel", "profiles", "--cite", "trn9"]).exit_code == 2
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.policy").write_text("deny refund when amount is more than 5.\nallow refund.\n")
+    assert runner.invoke(app, ["policy", "check", str(tmp_path / "p"), "--strict"]).exit_code in (0, 1)
+    (tmp_path / "p" / "a.policy").write_text("allow refund when.\n")
+    assert runner.invoke(app, ["policy", "check", str(tmp_path / "p")]).exit_code == 2
+
+
+def test_accelerator_rejects_an_unknown_device_when_built() -> None:
+    with pytest.raises(ProfileError, match="did you mean 'trn3-ultraserver-gen2'"):
+        Accelerator(device="trn3-ultraserver-gen3", ledger=None)
+
+
+def test_id_columns_are_never_cut_at_80_columns() -> None:
+    result = runner.invoke(app, ["accel", "profiles"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "trn3-ultraserver-gen1" in result.output and "trn3-ultraserver-gen2" in result.output
+    assert "…" not in result.output
+    models = runner.invoke(app, ["models", "list"], env={"COLUMNS": "80"})
+    assert models.exit_code == 0 and "…" not in models.output
