@@ -14,12 +14,14 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import ColumnElement, Table, func, literal_column, or_, select
+from sqlalchemy import ColumnElement, Table, cast, func, literal_column, or_, select
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
+from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.engine import Connection
 
 from agentcore.memory.filters import Predicate
+from agentcore.memory.fulltext import postgres_actor_lexeme, sqlite_match
 
 SearchMode = Literal["hybrid", "vector", "fulltext"]
 SEARCH_MODES: tuple[str, ...] = ("hybrid", "vector", "fulltext")
@@ -179,20 +181,20 @@ def fulltext_ranking(
     table = scope.table
     if connection.dialect.name == "postgresql":
         vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
-        tsquery = func.to_tsquery("english", " | ".join(terms))
+        words = func.to_tsquery("english", " | ".join(terms))
+        actor = cast(postgres_actor_lexeme(scope.actor_id), TSQUERY)
         query = (
             select(table.c.id)
-            .where(vector.op("@@")(tsquery), *scope.conditions)
-            .order_by(func.ts_rank_cd(vector, tsquery).desc(), table.c.id)
+            .where(vector.op("@@")(words.op("&&")(actor)), *scope.conditions)
+            .order_by(func.ts_rank_cd(vector, words).desc(), table.c.id)
         )
     else:
         fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
-        match = " OR ".join(f'"{term}"' for term in terms)
-        bm25 = func.bm25(literal_column(fts.name))
+        bm25 = func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
         query = (
             select(table.c.id)
             .select_from(fts.join(table, table.c.id == fts.c.rowid))
-            .where(literal_column(fts.name).op("MATCH")(match), *scope.conditions)
+            .where(literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms)), *scope.conditions)
             .order_by(bm25, table.c.id)
         )
         if informative_only:

@@ -23,7 +23,8 @@ from agentcore.memory import search
 from agentcore.memory.database import create_memory_engine, default_url, run_write, utcnow
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
 from agentcore.memory.filters import Predicate, compile_filters
-from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
+from agentcore.memory.fulltext import FULLTEXT_TABLES
+from agentcore.memory.migrations import migrate, schema_version
 from agentcore.memory.models import (
     Event,
     ForgetReport,
