@@ -149,9 +149,14 @@ def query_terms(query: str) -> list[str]:
 
 
 def load_candidates(
-    connection: Connection, scope: Scope, keep: Predicate | None, *, with_times: bool = False
+    connection: Connection,
+    scope: Scope,
+    keep: Predicate | None,
+    *,
+    with_times: bool = False,
+    ids: Sequence[int] | None = None,
 ) -> Candidates:
-    """Every in-scope row with an embedding whose metadata passes ``keep``.
+    """Every in-scope row with an embedding whose metadata passes ``keep`` (only ``ids``, when given).
 
     Metadata and creation times are read only when needed: decoding them is most of a query's cost.
     """
@@ -160,6 +165,8 @@ def load_candidates(
     columns += [column.created_at] if with_times else []
     columns += [column.metadata] if keep else []
     query = select(*columns).where(*scope.conditions, column.embedding.is_not(None))
+    if ids is not None:
+        query = query.where(column.id.in_(list(dict.fromkeys(ids))))
     kept = [row for row in connection.execute(query).all() if keep is None or keep(row.metadata or {})]
     ids = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
     blob = b"".join(bytes(row.embedding) for row in kept)
