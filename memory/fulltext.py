@@ -53,7 +53,8 @@ def sqlite_actor_index(table: str) -> list[str]:
         f"DROP TRIGGER IF EXISTS {fts}_update",
         f"DROP TABLE IF EXISTS {fts}",
         # external content: FTS5 reads the actor token through this view when it rebuilds
-        f"CREATE VIEW {source} AS SELECT id, text, {_SQLITE_ACTOR_SQL.format(prefix='')} AS {ACTOR_COLUMN} FROM {table}",
+        f"CREATE VIEW {source} AS SELECT id, text, {_SQLITE_ACTOR_SQL.format(prefix='')} AS {ACTOR_COLUMN} "
+        f"FROM {table}",
         f"CREATE VIRTUAL TABLE {fts} USING fts5(text, {ACTOR_COLUMN}, content='{source}', content_rowid='id', "
         "tokenize='porter unicode61')",
         f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN "

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Column, Engine, MetaData, Table, literal_column, select, text
+from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, literal_column, select, text
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
@@ -78,8 +78,13 @@ def _extension_ready(connection: Connection, *, required: bool) -> bool:
     if connection.execute(text("SELECT to_regtype('vector') IS NOT NULL")).scalar():
         return True
     installed = connection.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).first()
+    schema = connection.execute(
+        text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'")
+    ).scalar()
     reason = "the pgvector extension is not installed on the server (see docs/memory.md, pgvector)"
-    if installed is not None:
+    if schema is not None:
+        reason = f"the vector extension lives in schema {schema}, which is not on this connection's search_path"
+    elif installed is not None:
         try:
             with connection.begin_nested():
                 connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
@@ -126,7 +131,7 @@ class PgVectorIndex:
         ef_search = min(max(limit, 100), MAX_EF_SEARCH)
         connection.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search}"))
         connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        column = literal_column(f"{scope.table.name}.{COLUMN}")
+        column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
         statement = (
             select(scope.table.c.id)
             .where(*scope.conditions, column.is_not(None))

@@ -168,10 +168,10 @@ def load_candidates(
     if ids is not None:
         query = query.where(column.id.in_(list(dict.fromkeys(ids))))
     kept = [row for row in connection.execute(query).all() if keep is None or keep(row.metadata or {})]
-    ids = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
+    found = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
     blob = b"".join(bytes(row.embedding) for row in kept)
     vectors = np.frombuffer(blob, dtype="<f4").reshape(len(kept), -1) if kept else np.zeros((0, 1), np.float32)
-    return Candidates(ids, vectors, [row.created_at for row in kept] if with_times else None)
+    return Candidates(found, vectors, [row.created_at for row in kept] if with_times else None)
 
 
 def fulltext_ranking(

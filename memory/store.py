@@ -287,7 +287,7 @@ class MemoryStore:
 
             def work(connection: Connection, params: list[dict[str, Any]] = params) -> None:
                 table = self._writable(EVENTS)
-                values = {"embedding": bindparam("vector")}
+                values: dict[str, Any] = {"embedding": bindparam("vector")}
                 if self.pgvector:
                     values[VECTOR_COLUMN] = bindparam("vec")
                 statement = (
@@ -371,7 +371,7 @@ class MemoryStore:
         vectors = self.embed(actor_id, [r.text for r in records]) if embeddings is None else embeddings
         blobs = self._blobs(vectors, len(records))
         now = utcnow()
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "actor_id": actor_id,
                 "namespace": record.namespace,

@@ -56,6 +56,11 @@ class ActorMatrixCache:
         self._matrices: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
         self._bytes = 0
 
+    def __contains__(self, key: object) -> bool:
+        """Whether ``(table name, actor id)`` has a cached matrix."""
+        with self._lock:
+            return key in self._matrices
+
     def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
         key = (scope.table.name, scope.actor_id)
         state = connection.execute(
