@@ -5,7 +5,8 @@ LoCoMo session, the turn's dia_id in the event metadata); every question with ev
 ``search_events`` in each mode. recall@k = share of a question's evidence turns among the top k, averaged
 over questions. LoCoMo is CC BY-NC 4.0: it is read from ../shared at run time, never copied.
 
-Prints a table (overall and per question category) on stderr and ONE JSON line on stdout (``hybrid_over_best_single_recall@10`` is the ratio).
+Prints a table (overall and per question category) on stderr and ONE JSON line on stdout
+(``hybrid_over_best_single_recall@10`` is the ratio).
 Usage: python bench/memory_locomo.py [--conversations conv-26,...] [--db sqlite:///path]
 """
 
