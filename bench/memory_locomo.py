@@ -103,9 +103,7 @@ def by_category(
     per_category = {category: evaluate(store, asked) for category, asked in sorted(groups.items())}
     sizes = {category: len(asked) for category, asked in groups.items()}
     total = max(sum(sizes.values()), 1)
-    overall = {
-        mode: {k: sum(per_category[c][mode][k] * sizes[c] for c in sizes) / total for k in KS} for mode in MODES
-    }
+    overall = {mode: {k: sum(per_category[c][mode][k] * sizes[c] for c in sizes) / total for k in KS} for mode in MODES}
     return overall, per_category, sizes
 
 
