@@ -714,7 +714,7 @@ class MemoryStore:
     def _fetch(self, table: Any, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
         if not ids:
             return {}
-        query = select(table).where(table.c.actor_id == actor_id, table.c.id.in_(list(ids)), self._live(table))
+        query = select(table).where(search.actor_for_ids(table, actor_id), table.c.id.in_(list(ids)), self._live(table))
         with self.engine.connect() as connection:
             return {row.id: row._mapping for row in connection.execute(query)}
 
