@@ -19,7 +19,7 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 # pgvector for the memory tests (vector(384) + HNSW): Debian 12 has no package, so build the vendored source
 # (../shared/vendor/pgvector) in a temporary copy, once, where we are root and the server headers can be installed.
-vendor="$(dirname "$0")/../../shared/vendor/pgvector"
+vendor="${AGENTCORE_SHARED_DIR:-$(dirname "$0")/../../shared}/vendor/pgvector"
 if command -v pg_config >/dev/null 2>&1 || [ -d /usr/lib/postgresql ]; then
     for pgbin in /usr/lib/postgresql/*/bin; do
         version="$(basename "$(dirname "$pgbin")")"
