@@ -1,16 +1,19 @@
-"""Memory store performance versus ChromaDB's embedded PersistentClient, same vectors, same actor filter.
+"""Memory store at scale versus ChromaDB's embedded PersistentClient: same vectors, same actor filter.
 
-For each size (default 10,000 and 100,000 records over 100 actors) both stores ingest the same records
-(text + 384-d vector + actor id) in batches, then answer the same actor-filtered top-10 queries:
-- ingest records/s with embeddings precomputed; end-to-end (embedding through accel) on a smaller batch;
-- query latency p50/p99, and recall@10 against exact cosine search within the actor.
-agentcore answers in "vector" mode with the query vector given (what Chroma does); its hybrid latency
-(BM25 + vector, query text embedded through accel) is reported too.
+Each case is ``records:actors`` (default 10,000:100 and 100,000:1,000; 1,000,000:10,000 is the large run;
+``--heavy 100000`` adds one actor holding all its records). For each backend (SQLite file, PostgreSQL
+database with pgvector when installed) and Chroma, the same records (text + 384-d vector + actor id) are
+ingested in batches, then the same actor-filtered top-10 queries are answered:
+- ingest records/s with embeddings precomputed; end to end (embedding through accel) on 1,000 records;
+- vector query p50/p99 (query vector given, what Chroma does), recall@10 against exact cosine in the actor;
+- hybrid query p50/p99 (BM25 + vector, query vector given so that the ranking is measured, not the encoder;
+  ``encode_query_ms`` reports the encoder's share separately);
+- database size on disk after ingest.
 
 Vectors are real all-MiniLM-L6-v2 embeddings of SICK sentences (../shared/data), each reused record
-perturbed by small noise so that 100k vectors stay realistic (clustered, not uniform random).
-Needs the `bench` extra (chromadb==1.5.9). Prints ONE JSON line (ratios: >1 means agentcore is better).
-Usage: python bench/memory.py [--sizes 10000,100000] [--queries 200]
+perturbed by small noise so that large sets stay realistic (clustered, not uniform random).
+Needs the `bench` extra (chromadb==1.5.9). Prints ONE JSON line (ratios: <1 means agentcore is faster).
+Usage: python bench/memory.py [--cases 10000:100,100000:1000] [--backends sqlite,postgresql] [--heavy 100000]
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from sqlalchemy import create_engine, make_url, text
 
 from agentcore import Accelerator
 from agentcore.memory import MemoryStore, NewRecord
 
 SHARED = Path(os.environ.get("AGENTCORE_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared")) / "data"
-ACTORS = 100
+POSTGRES = os.environ.get("AGENTCORE_TEST_POSTGRES", "postgresql+psycopg2://postgres@127.0.0.1:5432/test")
 BATCH = 1000
 E2E_RECORDS = 1000
 SEED = 20261129
@@ -46,18 +53,22 @@ def corpus(accelerator: Accelerator, count: int) -> tuple[list[str], np.ndarray]
     return chosen, accelerator.embed(chosen, tenant="bench").vectors
 
 
-def dataset(texts: list[str], base: np.ndarray, size: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+def dataset(texts: list[str], base: np.ndarray, size: int, actors: int) -> tuple[list[str], np.ndarray, np.ndarray]:
     """``size`` records: (text, unit vector, actor index), vectors = a real embedding plus small noise."""
     rng = np.random.default_rng(SEED + size)
     source = rng.integers(0, len(texts), size)
-    noise = rng.normal(scale=0.03, size=(size, base.shape[1])).astype(np.float32)
-    vectors = base[source] + noise
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return [texts[i] for i in source], vectors.astype(np.float32), np.arange(size) % ACTORS
+    vectors = np.empty((size, base.shape[1]), np.float32)
+    for start in range(0, size, 100_000):  # in slices: 1M x 384 float64 noise would need 3 GB at once
+        stop = min(start + 100_000, size)
+        noise = rng.normal(scale=0.03, size=(stop - start, base.shape[1])).astype(np.float32)
+        chunk = base[source[start:stop]] + noise
+        vectors[start:stop] = chunk / np.linalg.norm(chunk, axis=1, keepdims=True)
+    return [texts[i] for i in source], vectors, np.arange(size) % actors
 
 
-def percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.array(values) * 1000, q))
+def percentiles(values: list[float]) -> dict[str, float]:
+    ms = np.array(values) * 1000
+    return {"p50": round(float(np.percentile(ms, 50)), 2), "p99": round(float(np.percentile(ms, 99)), 2)}
 
 
 def timed(call: Callable[[], object]) -> float:
@@ -66,26 +77,66 @@ def timed(call: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def run_size(
-    size: int, texts: list[str], base: np.ndarray, queries: int, accelerator: Accelerator
+class Clock:
+    """Wall time per call, plus this process's CPU time (all threads) per call: on a shared, overloaded
+    machine wall time mostly measures waiting for a core, CPU time what the call itself cost here."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu = 0.0
+
+    def __call__(self, call: Callable[[], object]) -> object:
+        cpu, started = time.process_time(), time.perf_counter()
+        result = call()
+        self.wall.append(time.perf_counter() - started)
+        self.cpu += time.process_time() - cpu
+        return result
+
+    def summary(self) -> dict[str, float]:
+        return percentiles(self.wall) | {"cpu_mean": round(self.cpu / len(self.wall) * 1000, 2)}
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+
+
+@contextmanager
+def open_store(backend: str, folder: str, accelerator: Accelerator) -> Iterator[tuple[MemoryStore, Callable[[], int]]]:
+    """A fresh store on ``backend`` and a function returning its size on disk in bytes."""
+    if backend == "sqlite":
+        path = Path(folder) / "agentcore.db"
+        with MemoryStore(f"sqlite:///{path}", accelerator=accelerator, sqlite_synchronous="FULL") as store:
+            yield store, lambda: sum(p.stat().st_size for p in path.parent.glob("agentcore.db*"))
+        return
+    url = make_url(POSTGRES)
+    name = f"agentcore_bench_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE {name}"))
+    try:
+        target = url.set(database=name).render_as_string(hide_password=False)
+        with MemoryStore(target, accelerator=accelerator, pgvector=None if backend == "postgresql" else False) as store:
+
+            def size() -> int:
+                with store.engine.connect() as connection:
+                    return int(connection.execute(text("SELECT pg_database_size(current_database())")).scalar() or 0)
+
+            yield store, size
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+
+
+def run_ours(
+    backend: str, case: dict[str, Any], accelerator: Accelerator, texts: list[str], folder: str
 ) -> dict[str, object]:
-    record_texts, vectors, actors = dataset(texts, base, size)
-    rng = np.random.default_rng(SEED - size)
-    query_actors = rng.integers(0, ACTORS, queries)
-    query_vectors = base[rng.integers(0, len(texts), queries)]
-    query_texts = [texts[i] for i in rng.integers(0, len(texts), queries)]
-    exact = []
-    for actor, query in zip(query_actors, query_vectors, strict=True):
-        rows = np.flatnonzero(actors == actor)
-        exact.append(set(rows[np.argsort(-(vectors[rows] @ query))[:10]].tolist()))
-    result: dict[str, object] = {"records": size, "actors": ACTORS, "queries": queries}
-    with tempfile.TemporaryDirectory() as folder:
-        # --- agentcore ---
-        store = MemoryStore(f"sqlite:///{folder}/agentcore.db", accelerator=accelerator)
+    record_texts, vectors, actors = case["texts"], case["vectors"], case["actors"]
+    with open_store(backend, folder, accelerator) as (store, size):
         row_of: dict[int, int] = {}
 
-        def ingest_ours() -> None:
-            for actor in range(ACTORS):
+        def ingest() -> None:
+            for actor in range(case["actor_count"]):
                 rows = np.flatnonzero(actors == actor)
                 for start in range(0, len(rows), BATCH):
                     chunk = rows[start : start + BATCH]
@@ -93,96 +144,139 @@ def run_size(
                     ids = store.add_records(f"u{actor}", news, embeddings=vectors[chunk])
                     row_of.update(zip(ids, chunk.tolist(), strict=True))
 
-        ours_ingest = timed(ingest_ours)
-        latencies, recalls = [], []
-        for actor, query, truth in zip(query_actors, query_vectors, exact, strict=True):
-            started = time.perf_counter()
-            hits = store.retrieve(f"u{actor}", "q", mode="vector", query_embedding=query, top_k=10)
-            latencies.append(time.perf_counter() - started)
-            recalls.append(len({row_of[h.record.id] for h in hits} & truth) / 10)
-        hybrid = []
-        for actor, text in zip(query_actors, query_texts, strict=True):
-            started = time.perf_counter()
-            store.retrieve(f"u{actor}", text, top_k=10)
-            hybrid.append(time.perf_counter() - started)
+        ingest_s = timed(ingest)
+        vector, hybrid, recalls = Clock(), Clock(), []
+        for actor, query, truth in zip(case["query_actors"], case["query_vectors"], case["exact"], strict=True):
+            hits = vector(lambda a=actor, q=query: store.retrieve(f"u{a}", "q", mode="vector", query_embedding=q))
+            recalls.append(len({row_of[h.record.id] for h in hits} & truth) / 10)  # type: ignore[attr-defined]
+        for actor, words, query in zip(case["query_actors"], case["query_texts"], case["query_vectors"], strict=True):
+            hybrid(lambda a=actor, w=words, q=query: store.retrieve(f"u{a}", w, query_embedding=q))
+        encode = [timed(lambda words=words: store.embed("u0", [words])) for words in case["query_texts"][:50]]
+        on_disk = size()
         e2e = [NewRecord(namespace="/users/e2e/facts", text=t) for t in texts[:E2E_RECORDS]]
-        ours_e2e = timed(lambda: store.add_records("e2e", e2e))
-        store.close()
-        # --- ChromaDB ---
-        import chromadb
-        from chromadb.config import Settings
+        e2e_s = timed(lambda: store.add_records("e2e", e2e))
+        return {
+            "ingest_per_s": round(len(vectors) / ingest_s),
+            "ingest_e2e_per_s": round(E2E_RECORDS / e2e_s),
+            "vector_ms": vector.summary(),
+            "hybrid_ms": hybrid.summary(),
+            "encode_query_ms": percentiles(encode)["p50"],
+            "recall@10": round(statistics.mean(recalls), 4),
+            "disk_mb": round(on_disk / 2**20, 1),
+            "pgvector": store.pgvector,
+        }
 
-        client = chromadb.PersistentClient(path=f"{folder}/chroma", settings=Settings(anonymized_telemetry=False))
-        collection = client.create_collection("bench", configuration={"hnsw": {"space": "cosine"}})
 
-        def ingest_chroma() -> None:
-            for start in range(0, size, BATCH):
-                chunk = range(start, min(start + BATCH, size))
-                collection.add(
-                    ids=[str(i) for i in chunk],
-                    embeddings=vectors[start : start + BATCH],
-                    documents=[record_texts[i] for i in chunk],
-                    metadatas=[{"actor_id": f"u{actors[i]}"} for i in chunk],
-                )
+def run_chroma(case: dict[str, Any], accelerator: Accelerator, texts: list[str], folder: str) -> dict[str, object]:
+    import chromadb
+    from chromadb.config import Settings
 
-        chroma_ingest = timed(ingest_chroma)
-        chroma_latencies, chroma_recalls = [], []
-        for actor, query, truth in zip(query_actors, query_vectors, exact, strict=True):
-            started = time.perf_counter()
-            found = collection.query(query_embeddings=[query], n_results=10, where={"actor_id": f"u{actor}"})
-            chroma_latencies.append(time.perf_counter() - started)
-            chroma_recalls.append(len({int(i) for i in found["ids"][0]} & truth) / 10)
+    record_texts, vectors, actors = case["texts"], case["vectors"], case["actors"]
+    path = Path(folder) / "chroma"
+    client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+    collection = client.create_collection("bench", configuration={"hnsw": {"space": "cosine"}})
 
-        def chroma_e2e() -> None:
-            embedded = accelerator.embed(texts[:E2E_RECORDS], tenant="bench").vectors
+    def ingest() -> None:
+        for start in range(0, len(vectors), BATCH):
+            chunk = range(start, min(start + BATCH, len(vectors)))
             collection.add(
-                ids=[f"e2e{i}" for i in range(E2E_RECORDS)],
-                embeddings=embedded,
-                documents=texts[:E2E_RECORDS],
-                metadatas=[{"actor_id": "e2e"}] * E2E_RECORDS,
+                ids=[str(i) for i in chunk],
+                embeddings=vectors[start : start + BATCH],
+                documents=[record_texts[i] for i in chunk],
+                metadatas=[{"actor_id": f"u{actors[i]}"} for i in chunk],
             )
 
-        chroma_e2e_s = timed(chroma_e2e)
-    ours_p50, chroma_p50 = percentile(latencies, 50), percentile(chroma_latencies, 50)
-    result.update(
-        {
-            "ingest_per_s": {"agentcore": round(size / ours_ingest), "chroma": round(size / chroma_ingest)},
-            "ingest_e2e_per_s": {
-                "agentcore": round(E2E_RECORDS / ours_e2e),
-                "chroma": round(E2E_RECORDS / chroma_e2e_s),
-            },
-            "query_ms": {
-                "agentcore": {"p50": round(ours_p50, 2), "p99": round(percentile(latencies, 99), 2)},
-                "agentcore_hybrid": {"p50": round(percentile(hybrid, 50), 2), "p99": round(percentile(hybrid, 99), 2)},
-                "chroma": {"p50": round(chroma_p50, 2), "p99": round(percentile(chroma_latencies, 99), 2)},
-            },
-            "recall@10": {
-                "agentcore": round(statistics.mean(recalls), 4),
-                "chroma": round(statistics.mean(chroma_recalls), 4),
-            },
-            "ingest_ratio": round(chroma_ingest / ours_ingest, 2),
-            "query_p50_ratio": round(ours_p50 / chroma_p50, 3),
+    ingest_s = timed(ingest)
+    clock, recalls = Clock(), []
+    for actor, query, truth in zip(case["query_actors"], case["query_vectors"], case["exact"], strict=True):
+        found: Any = clock(
+            lambda a=actor, q=query: collection.query(query_embeddings=[q], n_results=10, where={"actor_id": f"u{a}"})
+        )
+        recalls.append(len({int(i) for i in found["ids"][0]} & truth) / 10)
+    on_disk = folder_bytes(path)
+
+    def e2e() -> None:
+        embedded = accelerator.embed(texts[:E2E_RECORDS], tenant="bench").vectors
+        collection.add(
+            ids=[f"e2e{i}" for i in range(E2E_RECORDS)],
+            embeddings=embedded,
+            documents=texts[:E2E_RECORDS],
+            metadatas=[{"actor_id": "e2e"}] * E2E_RECORDS,
+        )
+
+    e2e_s = timed(e2e)
+    return {
+        "ingest_per_s": round(len(vectors) / ingest_s),
+        "ingest_e2e_per_s": round(E2E_RECORDS / e2e_s),
+        "vector_ms": clock.summary(),
+        "recall@10": round(statistics.mean(recalls), 4),
+        "disk_mb": round(on_disk / 2**20, 1),
+    }
+
+
+def make_case(texts: list[str], base: np.ndarray, size: int, actor_count: int, queries: int) -> dict[str, Any]:
+    record_texts, vectors, actors = dataset(texts, base, size, actor_count)
+    rng = np.random.default_rng(SEED - size)
+    query_actors = rng.integers(0, actor_count, queries)
+    query_vectors = base[rng.integers(0, len(texts), queries)]
+    exact = []
+    for actor, query in zip(query_actors, query_vectors, strict=True):
+        rows = np.flatnonzero(actors == actor)
+        exact.append(set(rows[np.argsort(-(vectors[rows] @ query))[:10]].tolist()))
+    return {
+        "texts": record_texts,
+        "vectors": vectors,
+        "actors": actors,
+        "actor_count": actor_count,
+        "query_actors": query_actors,
+        "query_vectors": query_vectors,
+        "query_texts": [texts[i] for i in rng.integers(0, len(texts), queries)],
+        "exact": exact,
+    }
+
+
+def run_case(
+    size: int, actor_count: int, args: argparse.Namespace, texts: list[str], base: np.ndarray, accel: Accelerator
+) -> dict[str, object]:
+    case = make_case(texts, base, size, actor_count, args.queries)
+    result: dict[str, object] = {"records": size, "actors": actor_count, "queries": args.queries}
+    for backend in args.backends.split(","):
+        with tempfile.TemporaryDirectory() as folder:
+            result[backend] = run_ours(backend, case, accel, texts, folder)
+    if size <= args.chroma_max:
+        with tempfile.TemporaryDirectory() as folder:
+            chroma = run_chroma(case, accel, texts, folder)
+        result["chroma"] = chroma
+        chroma_p50 = chroma["vector_ms"]["p50"]  # type: ignore[index]
+        result["hybrid_p50_over_chroma_vector_p50"] = {
+            backend: round(result[backend]["hybrid_ms"]["p50"] / chroma_p50, 3)  # type: ignore[index]
+            for backend in args.backends.split(",")
         }
-    )
-    print(json.dumps(result), file=sys.stderr)
+    print(json.dumps(result), file=sys.stderr, flush=True)
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts")
-    parser.add_argument("--queries", type=int, default=200, help="filtered queries per size")
+    parser.add_argument("--cases", default="10000:100,100000:1000", help="comma-separated records:actors")
+    parser.add_argument("--heavy", type=int, default=0, help="also one actor holding this many records")
+    parser.add_argument("--backends", default="sqlite,postgresql", help="sqlite, postgresql, postgresql-exact")
+    parser.add_argument("--chroma-max", type=int, default=100_000, help="largest case Chroma also runs")
+    parser.add_argument("--queries", type=int, default=200, help="filtered queries per case and backend")
     args = parser.parse_args()
     accelerator = Accelerator()
     texts, base = corpus(accelerator, 4000)
-    sizes = [run_size(int(size), texts, base, args.queries, accelerator) for size in args.sizes.split(",")]
+    cases = [tuple(int(part) for part in case.split(":")) for case in args.cases.split(",") if case]
+    cases += [(args.heavy, 1)] if args.heavy else []
+    results = [run_case(size, actors, args, texts, base, accelerator) for size, actors in cases]
     print(
         json.dumps(
             {
                 "bench": "memory",
                 "peer": "chromadb 1.5.9 PersistentClient",
-                "sizes": sizes,
+                "cases": results,
                 "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+                "load_average": os.getloadavg()[0],
             }
         )
     )

@@ -5,7 +5,8 @@ LoCoMo session, the turn's dia_id in the event metadata); every question with ev
 ``search_events`` in each mode. recall@k = share of a question's evidence turns among the top k, averaged
 over questions. LoCoMo is CC BY-NC 4.0: it is read from ../shared at run time, never copied.
 
-Prints a table on stderr and ONE JSON line on stdout (``hybrid_over_best_single_recall@10`` is the ratio).
+Prints a table (overall and per question category) on stderr and ONE JSON line on stdout
+(``hybrid_over_best_single_recall@10`` is the ratio).
 Usage: python bench/memory_locomo.py [--conversations conv-26,...] [--db sqlite:///path]
 """
 
@@ -92,6 +93,20 @@ def evaluate(store: MemoryStore, questions: Iterable[Question]) -> dict[str, dic
     return {mode: {k: value / max(asked, 1) for k, value in per_k.items()} for mode, per_k in totals.items()}
 
 
+def by_category(
+    store: MemoryStore, questions: Sequence[Question]
+) -> tuple[dict[str, dict[int, float]], dict[str, dict[str, dict[int, float]]], dict[str, int]]:
+    """Recall per mode overall and per question category (each question asked once), and category sizes."""
+    groups: dict[str, list[Question]] = {}
+    for question in questions:
+        groups.setdefault(question.category, []).append(question)
+    per_category = {category: evaluate(store, asked) for category, asked in sorted(groups.items())}
+    sizes = {category: len(asked) for category, asked in groups.items()}
+    total = max(sum(sizes.values()), 1)
+    overall = {mode: {k: sum(per_category[c][mode][k] * sizes[c] for c in sizes) / total for k in KS} for mode in MODES}
+    return overall, per_category, sizes
+
+
 def run(sample_ids: Sequence[str] | None, url: str) -> dict[str, object]:
     conversations, questions = load()
     chosen = [c for c in conversations if sample_ids is None or c["sample_id"] in sample_ids]
@@ -102,18 +117,24 @@ def run(sample_ids: Sequence[str] | None, url: str) -> dict[str, object]:
         turns = sum(ingest(store, conversation) for conversation in chosen)
         ingest_s = time.perf_counter() - started
         started = time.perf_counter()
-        recall = evaluate(store, selected)
+        recall, per_category, sizes = by_category(store, selected)
         query_s = time.perf_counter() - started
     best_single = max(recall["fulltext"][10], recall["vector"][10])
-    print(f"{'mode':10} {'recall@5':>9} {'recall@10':>9}", file=sys.stderr)
-    for mode in MODES:
-        print(f"{mode:10} {recall[mode][5]:9.3f} {recall[mode][10]:9.3f}", file=sys.stderr)
+    print(f"{'category':14} {'n':>4} " + " ".join(f"{m[:6]}@{k:<2}" for m in MODES for k in KS), file=sys.stderr)
+    for category, values in [*per_category.items(), ("all", recall)]:
+        cells = " ".join(f"{values[m][k]:9.3f}" for m in MODES for k in KS)
+        print(f"{category:14} {sizes.get(category, len(selected)):4} {cells}", file=sys.stderr)
     return {
         "bench": "memory_locomo",
         "conversations": sorted(wanted),
         "turns": turns,
         "questions": len(selected),
         **{f"recall@{k}": {mode: round(recall[mode][k], 4) for mode in MODES} for k in KS},
+        "per_category": {
+            category: {"questions": sizes[category]}
+            | {f"recall@{k}": {mode: round(values[mode][k], 4) for mode in MODES} for k in KS}
+            for category, values in per_category.items()
+        },
         "hybrid_over_best_single_recall@10": round(recall["hybrid"][10] / best_single, 4),
         "ingest_and_embed_s": round(ingest_s, 2),
         "queries_per_s": round(len(selected) * len(MODES) / query_s, 1),

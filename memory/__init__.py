@@ -1,5 +1,6 @@
 """agentcore.memory: per-actor events and long-term records with hybrid retrieval, in SQLite or PostgreSQL."""
 
+from agentcore.memory.aio import AsyncMemoryStore
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError, MemoryStoreError, SchemaVersionError
 from agentcore.memory.extractors import (
     ExtractedMemory,
@@ -27,6 +28,7 @@ MemoryEvent = Event  # the name `agentcore` re-exports, where a bare "Event" wou
 
 __all__ = [
     "DEFAULT_STRATEGIES",
+    "AsyncMemoryStore",
     "Event",
     "ExtractedMemory",
     "Extractor",

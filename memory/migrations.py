@@ -16,10 +16,11 @@ from sqlmodel import SQLModel
 
 from agentcore.memory.database import run_write, utcnow
 from agentcore.memory.errors import SchemaVersionError
+from agentcore.memory.fulltext import FULLTEXT_TABLES, postgres_actor_index, sqlite_actor_index
 from agentcore.memory.tables import MEMORY_TABLES, SCHEMA_VERSIONS
+from agentcore.memory.vectors import sqlite_version_triggers
 
 log = logging.getLogger(__name__)
-FULLTEXT_TABLES = ("memory_events", "memory_records")
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,27 @@ def _bulk_fulltext_inserts(connection: Connection) -> None:
             connection.execute(text(f"DROP TRIGGER IF EXISTS {table}_fts_insert"))
 
 
+def _actor_fulltext(connection: Connection) -> None:
+    """Full-text entries carry the actor, so matching starts from one actor's rows (see fulltext.py)."""
+    build = postgres_actor_index if connection.dialect.name == "postgresql" else sqlite_actor_index
+    for table in FULLTEXT_TABLES:
+        for statement in build(table):
+            connection.execute(text(statement))
+
+
+def _vector_versions(connection: Connection) -> None:
+    """SQLite: per-actor embedding versions, so cached actor matrices know when they are stale (vectors.py)."""
+    if connection.dialect.name == "sqlite":
+        for statement in sqlite_version_triggers():
+            connection.execute(text(statement))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "actors, sessions, events, records", _core_tables),
     Migration(2, "full-text indexes on events and records", _fulltext_indexes),
     Migration(3, "full-text entries written per batch instead of per-row trigger", _bulk_fulltext_inserts),
+    Migration(4, "full-text indexes restricted to the actor before ranking", _actor_fulltext),
+    Migration(5, "per-actor embedding versions for the in-process vector cache", _vector_versions),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -12,6 +12,7 @@ from sqlalchemy import Table, func, insert, select
 from sqlalchemy.engine import Connection
 
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryStoreError
+from agentcore.memory.fulltext import sqlite_entries_sql
 from agentcore.memory.models import Event, MemoryRecord, Role
 
 
@@ -120,9 +121,7 @@ def insert_many(connection: Connection, table: Table, rows: list[dict[str, Any]]
     ]
     placeholders = ", ".join("?" for _ in names)
     connection.exec_driver_sql(f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({placeholders})", values)
-    connection.exec_driver_sql(
-        f"INSERT INTO {table.name}_fts(rowid, text) SELECT id, text FROM {table.name} WHERE id > ?", (before,)
-    )
+    connection.exec_driver_sql(sqlite_entries_sql(table.name), (before,))
     ids = list(connection.execute(select(table.c.id).where(table.c.id > before).order_by(table.c.id)).scalars())
     if len(ids) != len(rows):
         raise MemoryStoreError(f"inserted {len(rows)} rows into {table.name} but found {len(ids)} new ids")

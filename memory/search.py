@@ -14,12 +14,14 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import ColumnElement, Table, func, literal_column, or_, select
+from sqlalchemy import ColumnElement, Table, cast, func, literal_column, or_, select
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
+from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.engine import Connection
 
 from agentcore.memory.filters import Predicate
+from agentcore.memory.fulltext import postgres_actor_lexeme, sqlite_match
 
 SearchMode = Literal["hybrid", "vector", "fulltext"]
 SEARCH_MODES: tuple[str, ...] = ("hybrid", "vector", "fulltext")
@@ -146,10 +148,24 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
+def actor_for_ids(table: Table, actor_id: str) -> ColumnElement[bool]:
+    """The actor condition of a lookup by primary keys, written so that the planner uses the keys.
+
+    With a plain ``actor_id = ?`` SQLite prefers the actor index and walks every entry of the actor
+    (all 100,000 of a heavy one); ``actor_id || ''`` is the same test, kept out of index selection.
+    """
+    return table.c.actor_id.concat("") == actor_id
+
+
 def load_candidates(
-    connection: Connection, scope: Scope, keep: Predicate | None, *, with_times: bool = False
+    connection: Connection,
+    scope: Scope,
+    keep: Predicate | None,
+    *,
+    with_times: bool = False,
+    ids: Sequence[int] | None = None,
 ) -> Candidates:
-    """Every in-scope row with an embedding whose metadata passes ``keep``.
+    """Every in-scope row with an embedding whose metadata passes ``keep`` (only ``ids``, when given).
 
     Metadata and creation times are read only when needed: decoding them is most of a query's cost.
     """
@@ -157,12 +173,19 @@ def load_candidates(
     columns = [column.id, column.embedding]
     columns += [column.created_at] if with_times else []
     columns += [column.metadata] if keep else []
-    query = select(*columns).where(*scope.conditions, column.embedding.is_not(None))
+    conditions = scope.conditions
+    if ids is not None:
+        conditions = [
+            actor_for_ids(scope.table, scope.actor_id),
+            *conditions[1:],
+            column.id.in_(list(dict.fromkeys(ids))),
+        ]
+    query = select(*columns).where(*conditions, column.embedding.is_not(None))
     kept = [row for row in connection.execute(query).all() if keep is None or keep(row.metadata or {})]
-    ids = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
+    found = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
     blob = b"".join(bytes(row.embedding) for row in kept)
     vectors = np.frombuffer(blob, dtype="<f4").reshape(len(kept), -1) if kept else np.zeros((0, 1), np.float32)
-    return Candidates(ids, vectors, [row.created_at for row in kept] if with_times else None)
+    return Candidates(found, vectors, [row.created_at for row in kept] if with_times else None)
 
 
 def fulltext_ranking(
@@ -179,20 +202,20 @@ def fulltext_ranking(
     table = scope.table
     if connection.dialect.name == "postgresql":
         vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
-        tsquery = func.to_tsquery("english", " | ".join(terms))
+        words = func.to_tsquery("english", " | ".join(terms))
+        actor = cast(postgres_actor_lexeme(scope.actor_id), TSQUERY)
         query = (
             select(table.c.id)
-            .where(vector.op("@@")(tsquery), *scope.conditions)
-            .order_by(func.ts_rank_cd(vector, tsquery).desc(), table.c.id)
+            .where(vector.op("@@")(words.op("&&")(actor)), *scope.conditions)
+            .order_by(func.ts_rank_cd(vector, words).desc(), table.c.id)
         )
     else:
         fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
-        match = " OR ".join(f'"{term}"' for term in terms)
-        bm25 = func.bm25(literal_column(fts.name))
+        bm25 = func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
         query = (
             select(table.c.id)
             .select_from(fts.join(table, table.c.id == fts.c.rowid))
-            .where(literal_column(fts.name).op("MATCH")(match), *scope.conditions)
+            .where(literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms)), *scope.conditions)
             .order_by(bm25, table.c.id)
         )
         if informative_only:

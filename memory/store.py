@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, Engine, bindparam, delete, func, select, text, update
+from sqlalchemy import ColumnElement, Engine, Table, bindparam, delete, func, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
@@ -25,7 +25,8 @@ from agentcore.memory import search
 from agentcore.memory.database import create_memory_engine, run_write, utcnow
 from agentcore.memory.errors import InvalidMemoryInputError, MemoryNotFoundError
 from agentcore.memory.filters import Predicate, compile_filters
-from agentcore.memory.migrations import FULLTEXT_TABLES, migrate, schema_version
+from agentcore.memory.fulltext import FULLTEXT_TABLES
+from agentcore.memory.migrations import migrate, schema_version
 from agentcore.memory.models import (
     Event,
     ForgetReport,
@@ -36,6 +37,9 @@ from agentcore.memory.models import (
     ScoredEvent,
     ScoredRecord,
 )
+from agentcore.memory.pgvector import COLUMN as VECTOR_COLUMN
+from agentcore.memory.pgvector import PgVectorIndex, vector_table
+from agentcore.memory.pgvector import enable as enable_pgvector
 from agentcore.memory.rows import (
     NewEvent,
     NewRecord,
@@ -49,6 +53,7 @@ from agentcore.memory.rows import (
 from agentcore.memory.search import Scope, SearchMode
 from agentcore.memory.tables import ACTORS, EVENTS, RECORDS, SESSIONS
 from agentcore.memory.validation import (
+    DEFAULT_DIMENSION,
     DEFAULT_MAX_TEXT_CHARS,
     check_id,
     check_json,
@@ -58,6 +63,7 @@ from agentcore.memory.validation import (
     check_text,
     check_top_k,
 )
+from agentcore.memory.vectors import DEFAULT_CACHE_BYTES, VERSIONS_TABLE, ActorMatrixCache, Nominator
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Accelerator
@@ -66,6 +72,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
+# Vector nominations tried before reading every row of the actor (see _candidates).
+NOMINATION_LIMITS = (2 * search.RANK_DEPTH, 16 * search.RANK_DEPTH)
 
 
 class MemoryStore:
@@ -84,16 +92,32 @@ class MemoryStore:
         tenant: str = "default",
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         sqlite_synchronous: str = "FULL",
+        dimension: int = DEFAULT_DIMENSION,
+        pgvector: bool | None = None,
+        vector_cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         if engine is not None and url is not None:
             raise InvalidMemoryInputError("pass url or engine, not both")
+        if not isinstance(dimension, int) or dimension < 1:
+            raise InvalidMemoryInputError(f"dimension must be a positive integer, got {dimension!r}")
         self.engine = engine or create_memory_engine(
             as_url(url, Path.cwd()) if url else database_url(), synchronous=sqlite_synchronous
         )
         self.tenant = tenant
         self.max_text_chars = max_text_chars
+        self.dimension = dimension
         self._accelerator = accelerator
         self.schema_version = migrate(self.engine)
+        self.pgvector = False
+        self._nominator: Nominator | None = None
+        if self.engine.dialect.name == "postgresql":
+            if pgvector is not False:
+                self.pgvector = enable_pgvector(self.engine, dimension, required=pgvector is True)
+            self._nominator = PgVectorIndex() if self.pgvector else None
+        elif pgvector:
+            raise InvalidMemoryInputError("pgvector=True needs a PostgreSQL database")
+        else:
+            self._nominator = ActorMatrixCache(vector_cache_bytes)
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -261,15 +285,19 @@ class MemoryStore:
             vectors = self.embed(actor_id, [row.text for row in chunk])
 
             params = [
-                {"row_id": row.id, "vector": vector.astype("<f4").tobytes()}
-                for row, vector in zip(chunk, vectors, strict=True)
+                {"row_id": row.id, "vector": blob, "vec": blob}
+                for row, blob in zip(chunk, self._blobs(vectors, len(chunk)), strict=True)
             ]
 
             def work(connection: Connection, params: list[dict[str, Any]] = params) -> None:
+                table = self._writable(EVENTS)
+                values: dict[str, Any] = {"embedding": bindparam("vector")}
+                if self.pgvector:
+                    values[VECTOR_COLUMN] = bindparam("vec")
                 statement = (
-                    update(EVENTS)
-                    .where(EVENTS.c.id == bindparam("row_id"), EVENTS.c.actor_id == actor_id)
-                    .values(embedding=bindparam("vector"))
+                    update(table)
+                    .where(table.c.id == bindparam("row_id"), table.c.actor_id == actor_id)
+                    .values(**values)
                 )
                 connection.execute(statement, params)
 
@@ -345,9 +373,9 @@ class MemoryStore:
                 check_id("subject", record.subject)
             check_metadata(record.metadata)
         vectors = self.embed(actor_id, [r.text for r in records]) if embeddings is None else embeddings
-        vectors = unit_rows(np.asarray(vectors, dtype=np.float32), len(records))
+        blobs = self._blobs(vectors, len(records))
         now = utcnow()
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "actor_id": actor_id,
                 "namespace": record.namespace,
@@ -360,9 +388,10 @@ class MemoryStore:
                 "updated_at": now,
                 "expires_at": utc(record.expires_at),
                 "superseded_by": None,
-                "embedding": vector.astype("<f4").tobytes(),
+                "embedding": blob,
             }
-            for record, vector in zip(records, vectors, strict=True)
+            | ({VECTOR_COLUMN: blob} if self.pgvector else {})
+            for record, blob in zip(records, blobs, strict=True)
         ]
 
         def work(connection: Connection) -> list[int]:
@@ -370,7 +399,7 @@ class MemoryStore:
             connection.execute(
                 dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
             )
-            return insert_many(connection, RECORDS, rows)
+            return insert_many(connection, self._writable(RECORDS), rows)
 
         for row, record_id in zip(rows, run_write(self.engine, work), strict=True):
             row["id"] = record_id
@@ -423,7 +452,9 @@ class MemoryStore:
         values: dict[str, Any] = {"updated_at": now}
         if text is not None:
             values["text"] = check_text("record text", text, self.max_text_chars)
-            values["embedding"] = self.embed(actor_id, [text])[0].astype("<f4").tobytes()
+            values["embedding"] = self._blobs(self.embed(actor_id, [text]), 1)[0]
+            if self.pgvector:
+                values[VECTOR_COLUMN] = values["embedding"]
         if metadata is not None:
             values["metadata"] = check_metadata(metadata)
         if source_event_ids is not None:
@@ -432,9 +463,8 @@ class MemoryStore:
             values["expires_at"] = expiry(now, ttl, expires_at)
 
         def work(connection: Connection) -> int:
-            statement = update(RECORDS).where(
-                RECORDS.c.id == record_id, RECORDS.c.actor_id == actor_id, self._live(RECORDS)
-            )
+            table = self._writable(RECORDS)
+            statement = update(table).where(table.c.id == record_id, table.c.actor_id == actor_id, self._live(table))
             return connection.execute(statement.values(**values)).rowcount
 
         if run_write(self.engine, work) == 0:
@@ -537,6 +567,7 @@ class MemoryStore:
             }
             connection.execute(delete(ACTORS).where(ACTORS.c.actor_id == actor_id))
             if connection.dialect.name == "sqlite":  # merge FTS5 segments so deleted terms leave the index
+                connection.execute(text(f"DELETE FROM {VERSIONS_TABLE} WHERE actor_id = :a"), {"a": actor_id})
                 for table in FULLTEXT_TABLES:
                     connection.execute(text(f"INSERT INTO {table}_fts({table}_fts) VALUES ('optimize')"))
             return ForgetReport(actor_id=actor_id, **counts)
@@ -620,15 +651,15 @@ class MemoryStore:
         vector = None
         if mode != "fulltext":
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
-            vector = unit_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1), 1)[0]
+            vector = self._unit(np.asarray(vector).reshape(1, -1), 1)[0]
         with self.engine.connect() as connection:
-            candidates = search.load_candidates(connection, scope, keep, with_times=recency_half_life is not None)
             fulltext = None
             if mode != "vector":
                 terms = search.query_terms(query)
                 fulltext = search.fulltext_ranking(
                     connection, scope, terms, search.RANK_DEPTH, informative_only=mode == "hybrid"
                 )
+            candidates = self._candidates(connection, scope, keep, recency_half_life is not None, vector, fulltext)
         return search.rank(
             candidates,
             query_vector=vector,
@@ -639,10 +670,55 @@ class MemoryStore:
             now=scope.now,
         )
 
+    def _candidates(
+        self,
+        connection: Connection,
+        scope: Scope,
+        keep: Predicate | None,
+        with_times: bool,
+        vector: np.ndarray | None,
+        fulltext: list[int] | None,
+    ) -> search.Candidates:
+        """The rows to rank: full-text matches plus the vector side's nominees, or every in-scope row.
+
+        Nominees come without the scope's namespace/expiry/metadata conditions on SQLite; when fewer than
+        RANK_DEPTH survive them, a wider nomination (then everything) is read, so the vector ranking is
+        the exact one over the rows in scope.
+        """
+        if vector is None:
+            return search.load_candidates(connection, scope, keep, with_times=with_times, ids=fulltext or [])
+        for limit in NOMINATION_LIMITS:
+            nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
+            if nominated is None:
+                break
+            candidates = search.load_candidates(
+                connection, scope, keep, with_times=with_times, ids=[*nominated, *(fulltext or [])]
+            )
+            if len(nominated) < limit or np.isin(candidates.ids, nominated).sum() >= search.RANK_DEPTH:
+                return candidates
+        return search.load_candidates(connection, scope, keep, with_times=with_times)
+
+    def _unit(self, vectors: Any, rows: int) -> np.ndarray:
+        """Unit rows of this store's dimension (a wrong dimension, NaN or zero vector is refused)."""
+        vectors = unit_rows(np.asarray(vectors, dtype=np.float32), rows)
+        if vectors.shape[1] != self.dimension:
+            raise InvalidMemoryInputError(
+                f"embeddings have {vectors.shape[1]} dimensions but this store holds {self.dimension}-dimensional "
+                "ones; pass MemoryStore(dimension=...) to match your encoder"
+            )
+        return vectors
+
+    def _blobs(self, vectors: Any, rows: int) -> list[bytes]:
+        return [vector.astype("<f4").tobytes() for vector in self._unit(vectors, rows)]
+
+    def _writable(self, table: Table) -> Table:
+        """``table`` with its pgvector column when enabled: the statements that write embeddings use it."""
+        return vector_table(table, self.dimension) if self.pgvector else table
+
     def _fetch(self, table: Any, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
         if not ids:
             return {}
-        query = select(table).where(table.c.actor_id == actor_id, table.c.id.in_(list(ids)), self._live(table))
+        query = select(table).where(search.actor_for_ids(table, actor_id), table.c.id.in_(list(ids)), self._live(table))
         with self.engine.connect() as connection:
             return {row.id: row._mapping for row in connection.execute(query)}
 

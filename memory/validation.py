@@ -20,6 +20,7 @@ MAX_ID_CHARS = 255
 MAX_METADATA_ENTRIES = 32
 DEFAULT_MAX_TEXT_CHARS = 100_000
 MAX_TOP_K = 100
+DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2, the default encoder (DESIGN.md section 4)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NAMESPACE_SEGMENT = re.compile(r"^[^\x00-\x1f\x7f/]+$")
 

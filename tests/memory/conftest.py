@@ -20,6 +20,13 @@ def memory_postgres_url(postgres_url: str) -> Iterator[str]:
     admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f"CREATE DATABASE {name}"))
+    database = create_engine(url.set(database=name), isolation_level="AUTOCOMMIT")
+    with database.connect() as connection:
+        if connection.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).first():
+            # in its own schema, on every per-test store's search_path (public is not: it may hold tables)
+            connection.execute(text("CREATE SCHEMA extensions"))
+            connection.execute(text("CREATE EXTENSION vector SCHEMA extensions"))
+    database.dispose()
     try:
         yield url.set(database=name).render_as_string(hide_password=False)
     finally:
@@ -53,7 +60,7 @@ def make_store(
             with create_engine(admin_url).begin() as connection:
                 connection.execute(text(f"CREATE SCHEMA {schema}"))
             schemas.append(schema)
-            engine = create_engine(admin_url, connect_args={"options": f"-csearch_path={schema}"})
+            engine = create_engine(admin_url, connect_args={"options": f"-csearch_path={schema},extensions"})
             store = MemoryStore(engine=engine, **kwargs)  # type: ignore[arg-type]
         stores.append(store)
         return store

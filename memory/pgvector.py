@@ -1,0 +1,141 @@
+"""pgvector on PostgreSQL: a ``vector(d)`` copy of each embedding with an HNSW index, used to nominate rows.
+
+The float32 ``embedding`` column stays the source of truth (exact re-ranking reads it); ``embedding_vec``
+is written in the same statements and only decides which rows are read. Enabled on open when the
+extension is installed (``CREATE EXTENSION vector`` where it is not yet created and the role may); without
+it the store keeps exact search over the actor's rows.
+
+Search sets ``hnsw.iterative_scan = relaxed_order`` (pgvector >= 0.8) so that a filtered HNSW scan keeps
+walking the graph until enough of the actor's rows are found, instead of returning too few.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, literal_column, select, text
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.types import UserDefinedType
+
+from agentcore.memory.database import run_write
+from agentcore.memory.errors import MemoryStoreError
+from agentcore.memory.fulltext import FULLTEXT_TABLES
+from agentcore.memory.search import Scope
+
+log = logging.getLogger(__name__)
+COLUMN = "embedding_vec"
+BACKFILL_BATCH = 2000
+MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+
+
+def vector_literal(blob: bytes) -> str:
+    """pgvector's text form of a little-endian float32 embedding (7 decimals: it only nominates rows)."""
+    values = np.round(np.frombuffer(blob, dtype="<f4").astype(np.float64), 7).tolist()
+    return "[" + ",".join(map(repr, values)) + "]"
+
+
+class PgVector(UserDefinedType[bytes]):
+    """A ``vector(d)`` column bound from the same float32 bytes as ``embedding``."""
+
+    cache_ok = True
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+
+    def get_col_spec(self, **_kw: Any) -> str:
+        return f"vector({self.dimension})"
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        return lambda value: None if value is None else vector_literal(bytes(value))
+
+
+@cache
+def vector_table(table: Table, dimension: int) -> Table:
+    """``table`` plus its ``embedding_vec`` column, for the statements that write embeddings."""
+    columns = [Column(column.name, column.type, primary_key=column.primary_key) for column in table.c]
+    return Table(table.name, MetaData(), *columns, Column(COLUMN, PgVector(dimension)))
+
+
+def enable(engine: Engine, dimension: int, *, required: bool) -> bool:
+    """Create the extension, columns, backfill and HNSW indexes where missing; False if pgvector is absent."""
+
+    def work(connection: Connection) -> bool:
+        connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('agentcore.memory.pgvector'))"))
+        if not _extension_ready(connection, required=required):
+            return False
+        for table in FULLTEXT_TABLES:
+            _add_column(connection, table, dimension)
+        return True
+
+    return run_write(engine, work)
+
+
+def _extension_ready(connection: Connection, *, required: bool) -> bool:
+    if connection.execute(text("SELECT to_regtype('vector') IS NOT NULL")).scalar():
+        return True
+    installed = connection.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).first()
+    schema = connection.execute(
+        text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'")
+    ).scalar()
+    reason = "the pgvector extension is not installed on the server (see docs/memory.md, pgvector)"
+    if schema is not None:
+        reason = f"the vector extension lives in schema {schema}, which is not on this connection's search_path"
+    elif installed is not None:
+        try:
+            with connection.begin_nested():
+                connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+            return True
+        except DBAPIError as error:
+            reason = f"CREATE EXTENSION vector failed (ask a superuser to run it once): {error.orig}"
+    if required:
+        raise MemoryStoreError(f"pgvector=True but {reason}")
+    log.info("memory: exact vector search without pgvector: %s", reason)
+    return False
+
+
+def _add_column(connection: Connection, table: str, dimension: int) -> None:
+    existing = connection.execute(
+        text(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = to_regclass(:t) AND attname = :c AND NOT attisdropped"
+        ),
+        {"t": table, "c": COLUMN},
+    ).scalar()
+    if existing is not None:
+        if existing != f"vector({dimension})":
+            raise MemoryStoreError(
+                f"{table}.{COLUMN} is {existing} but this store uses {dimension}-dimensional embeddings; "
+                "open it with the dimension it was created with"
+            )
+        return
+    log.info("memory: adding %s.%s vector(%d) with an HNSW index", table, COLUMN, dimension)
+    connection.execute(text(f"ALTER TABLE {table} ADD COLUMN {COLUMN} vector({dimension})"))
+    rows = connection.execute(text(f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL")).all()
+    fill = text(f"UPDATE {table} SET {COLUMN} = CAST(:vec AS vector) WHERE id = :row_id")
+    for start in range(0, len(rows), BACKFILL_BATCH):
+        batch = rows[start : start + BACKFILL_BATCH]
+        connection.execute(fill, [{"row_id": row.id, "vec": vector_literal(bytes(row.embedding))} for row in batch])
+    connection.execute(
+        text(f"CREATE INDEX IF NOT EXISTS ix_{table}_{COLUMN} ON {table} USING hnsw ({COLUMN} vector_cosine_ops)")
+    )
+
+
+class PgVectorIndex:
+    """Nominates an actor's nearest rows with pgvector's HNSW index, inside the scope's SQL conditions."""
+
+    def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
+        ef_search = min(max(limit, 100), MAX_EF_SEARCH)
+        connection.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search}"))
+        connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
+        statement = (
+            select(scope.table.c.id)
+            .where(*scope.conditions, column.is_not(None))
+            .order_by(column.op("<=>")(vector_literal(query.astype("<f4").tobytes())))
+            .limit(limit)
+        )
+        return list(connection.execute(statement).scalars())

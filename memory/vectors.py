@@ -1,0 +1,132 @@
+"""Vector nomination for actors with many rows: pick the few candidates worth scoring exactly.
+
+Exact search reads every embedding of the actor; past a few thousand rows that read (1.5 KB per row) is
+most of a query. A :class:`Nominator` returns the ids of the rows nearest the query, at most ``limit``,
+or ``None`` when the actor is small enough that reading everything is cheaper. The store then loads only
+those rows *through its usual scoped SQL* (actor, expiry, namespace, filters) and re-ranks them exactly
+from the stored float32 embeddings, so a nomination can make results miss a row but never add a foreign
+or expired one.
+
+On SQLite the nominator is :class:`ActorMatrixCache`: the actor's embedding matrix, kept in process
+memory and invalidated by a per-actor version that triggers bump on every insert, update and delete
+(any process, any code path). Scoring a cached 100,000-row matrix is one matrix product, so it is exact:
+nominations are the true nearest rows. PostgreSQL with pgvector nominates through an HNSW index instead
+(:mod:`agentcore.memory.pgvector`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from agentcore.memory.fulltext import FULLTEXT_TABLES
+from agentcore.memory.search import Scope
+
+VERSIONS_TABLE = "memory_vector_versions"
+# Below this many embedded rows an actor's exact search reads its rows directly (~1 ms per 1,000 rows).
+CACHE_MIN_ROWS = 2000
+DEFAULT_CACHE_BYTES = 512 * 1024 * 1024
+
+
+class Nominator(Protocol):
+    def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
+        """Ids of up to ``limit`` rows nearest ``query`` (best first), or ``None``: score every row."""
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    version: int
+    ids: np.ndarray
+    vectors: np.ndarray
+
+
+class ActorMatrixCache:
+    """Per-actor embedding matrices of one SQLite database, least recently used first out."""
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES, min_rows: int = CACHE_MIN_ROWS) -> None:
+        self.max_bytes = max_bytes
+        self.min_rows = min_rows
+        self._lock = threading.Lock()
+        self._matrices: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
+        self._bytes = 0
+
+    def __contains__(self, key: object) -> bool:
+        """Whether ``(table name, actor id)`` has a cached matrix."""
+        with self._lock:
+            return key in self._matrices
+
+    def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
+        key = (scope.table.name, scope.actor_id)
+        state = connection.execute(
+            text(f"SELECT version, rows FROM {VERSIONS_TABLE} WHERE table_name = :t AND actor_id = :a"),
+            {"t": key[0], "a": key[1]},
+        ).first()
+        if state is None or state.rows < self.min_rows or state.rows * query.nbytes > self.max_bytes:
+            return None
+        matrix = self._get(key, state.version) or self._load(connection, key, state.version)
+        if len(matrix.ids) <= limit:
+            return None
+        scores = matrix.vectors @ query
+        best = np.argpartition(-scores, limit)[:limit]
+        return matrix.ids[best[np.argsort(-scores[best], kind="stable")]].tolist()
+
+    def _get(self, key: tuple[str, str], version: int) -> _Matrix | None:
+        with self._lock:
+            matrix = self._matrices.get(key)
+            if matrix is None or matrix.version != version:
+                return None
+            self._matrices.move_to_end(key)
+            return matrix
+
+    def _load(self, connection: Connection, key: tuple[str, str], version: int) -> _Matrix:
+        """Read the actor's embeddings in the caller's read transaction, the one that read ``version``."""
+        rows = connection.exec_driver_sql(
+            f"SELECT id, embedding FROM {key[0]} WHERE actor_id = ? AND embedding IS NOT NULL ORDER BY id", (key[1],)
+        ).all()
+        ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4").reshape(len(rows), -1)
+        matrix = _Matrix(version, ids, vectors)
+        with self._lock:
+            old = self._matrices.pop(key, None)
+            self._bytes -= 0 if old is None else old.vectors.nbytes
+            self._matrices[key] = matrix
+            self._bytes += vectors.nbytes
+            while self._bytes > self.max_bytes and len(self._matrices) > 1:
+                _, evicted = self._matrices.popitem(last=False)
+                self._bytes -= evicted.vectors.nbytes
+        return matrix
+
+
+def sqlite_version_triggers() -> list[str]:
+    """The versions table, its backfill, and triggers bumping an actor's version on any embedding change."""
+    statements = [
+        f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (table_name TEXT NOT NULL, actor_id TEXT NOT NULL, "
+        "version INTEGER NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY (table_name, actor_id))"
+    ]
+    for table in FULLTEXT_TABLES:
+
+        def bump(actor: str, delta: str, table: str = table) -> str:
+            return (
+                f"INSERT INTO {VERSIONS_TABLE} (table_name, actor_id, version, rows) "
+                f"VALUES ('{table}', {actor}, 1, {delta}) ON CONFLICT (table_name, actor_id) "
+                f"DO UPDATE SET version = version + 1, rows = rows + ({delta});"
+            )
+
+        statements += [
+            f"INSERT INTO {VERSIONS_TABLE} SELECT '{table}', actor_id, 1, count(*) FROM {table} "
+            "WHERE embedding IS NOT NULL GROUP BY actor_id",
+            f"CREATE TRIGGER {table}_vv_insert AFTER INSERT ON {table} WHEN new.embedding IS NOT NULL BEGIN "
+            f"{bump('new.actor_id', '1')} END",
+            f"CREATE TRIGGER {table}_vv_update AFTER UPDATE OF embedding, actor_id ON {table} BEGIN "
+            f"{bump('old.actor_id', '-(old.embedding IS NOT NULL)')} "
+            f"{bump('new.actor_id', 'new.embedding IS NOT NULL')} END",
+            f"CREATE TRIGGER {table}_vv_delete AFTER DELETE ON {table} WHEN old.embedding IS NOT NULL BEGIN "
+            f"{bump('old.actor_id', '-1')} END",
+        ]
+    return statements

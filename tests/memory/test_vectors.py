@@ -1,0 +1,173 @@
+"""Vector search for actors with many rows: nominations (SQLite cache, pgvector HNSW) and exact re-ranking."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import create_engine, make_url, text
+
+from agentcore.memory import InvalidMemoryInputError, MemoryStore, MemoryStoreError, NewRecord
+from agentcore.memory.vectors import CACHE_MIN_ROWS, ActorMatrixCache
+
+HEAVY = CACHE_MIN_ROWS + 1000
+FACTS = "/users/heavy/facts"
+
+
+def _clustered(rows: int, seed: int = 3) -> np.ndarray:
+    """Unit vectors around 40 centres, like real embeddings (random uniform ones have no near neighbours)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, 384))
+    vectors = centres[rng.integers(0, 40, rows)] + 0.4 * rng.normal(size=(rows, 384))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _fill(store: MemoryStore, actor: str, vectors: np.ndarray, namespace: str = FACTS) -> list[int]:
+    records = [NewRecord(namespace=namespace, text=f"note {i} about topic {i % 40}") for i in range(len(vectors))]
+    return store.add_records(actor, records, embeddings=vectors)
+
+
+def _exact(ids: list[int], vectors: np.ndarray, query: np.ndarray, k: int = 10) -> list[int]:
+    return [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:k]]
+
+
+@pytest.mark.parametrize("make_store", ["sqlite", "postgresql"], indirect=True)
+def test_a_heavy_actor_gets_the_exact_nearest_records(make_store: Callable[..., MemoryStore]) -> None:
+    store = make_store()
+    vectors = _clustered(HEAVY)
+    ids = _fill(store, "heavy", vectors)
+    _fill(store, "light", _clustered(50, seed=9))
+    queries = _clustered(20, seed=11)
+    recalls = []
+    for query in queries:
+        hits = store.retrieve("heavy", "note", mode="vector", query_embedding=query, top_k=10)
+        assert all(hit.record.actor_id == "heavy" for hit in hits)
+        recalls.append(len({hit.record.id for hit in hits} & set(_exact(ids, vectors, query))) / 10)
+        hybrid = store.retrieve("heavy", "note topic 7", query_embedding=query, top_k=10)
+        assert len(hybrid) == 10 and all(hit.record.actor_id == "heavy" for hit in hybrid)
+    if store.engine.dialect.name == "sqlite":
+        assert isinstance(store._nominator, ActorMatrixCache) and ("memory_records", "heavy") in store._nominator
+        assert recalls == [1.0] * len(queries)  # the cached matrix is scored exactly
+    else:
+        assert store.pgvector, "the test database has pgvector (scripts/start-services.sh builds it)"
+        assert np.mean(recalls) >= 0.99  # HNSW nominates, the float32 embeddings re-rank
+
+
+def test_the_cache_sees_writes_from_another_connection(tmp_path: Path, accelerator: object) -> None:
+    url = f"sqlite:///{tmp_path / 'memory.db'}"
+    reader, writer = MemoryStore(url, accelerator=accelerator), MemoryStore(url, accelerator=accelerator)  # type: ignore[arg-type]
+    vectors = _clustered(HEAVY)
+    _fill(writer, "heavy", vectors)
+    query = _clustered(1, seed=5)[0]
+    before = reader.retrieve("heavy", "note", mode="vector", query_embedding=query)
+    assert ("memory_records", "heavy") in reader._nominator  # type: ignore[operator]
+    added = writer.add_records("heavy", [NewRecord(namespace=FACTS, text="the newest note")], embeddings=query[None])
+    assert reader.retrieve("heavy", "note", mode="vector", query_embedding=query)[0].record.id == added[0]
+    writer.delete_record("heavy", added[0])
+    after_delete = reader.retrieve("heavy", "note", mode="vector", query_embedding=query)
+    assert [hit.record.id for hit in after_delete] == [hit.record.id for hit in before]
+    changed = before[-1].record.id
+    writer.update_record("heavy", changed, text="the violin teacher lives in Vienna")
+    moved = writer.embed("heavy", ["the violin teacher lives in Vienna"])[0]
+    assert reader.retrieve("heavy", "x", mode="vector", query_embedding=moved)[0].record.id == changed
+    writer.close()
+    reader.close()
+
+
+def test_nominations_outside_the_scope_fall_back_to_every_row_in_scope(store: MemoryStore) -> None:
+    wide, narrow = _clustered(HEAVY), _clustered(300, seed=4)
+    _fill(store, "heavy", wide)
+    narrow_ids = _fill(store, "heavy", narrow, namespace="/users/heavy/rare")
+    expiring = store.add_record("heavy", "/users/heavy/rare", "soon gone", ttl=timedelta(microseconds=1))
+    for query in _clustered(5, seed=12):
+        hits = store.retrieve("heavy", "note", namespace="/users/heavy/rare", mode="vector", query_embedding=query)
+        assert [hit.record.id for hit in hits] == _exact(narrow_ids, narrow, query)
+        assert expiring.id not in {hit.record.id for hit in hits}
+
+
+def test_forget_drops_the_actors_version_row(store: MemoryStore) -> None:
+    _fill(store, "heavy", _clustered(CACHE_MIN_ROWS))
+    store.forget("heavy")
+    with store.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM memory_vector_versions")).scalar() == 0
+    assert store.retrieve("heavy", "note", mode="vector", query_embedding=_clustered(1)[0]) == []
+
+
+@pytest.mark.parametrize(
+    ("embeddings", "message"),
+    [
+        (np.ones((2, 128), np.float32), "128 dimensions but this store holds 384"),
+        (np.full((2, 384), np.nan, np.float32), "NaN"),
+        (np.zeros((2, 384), np.float32), "all-zero"),
+        (np.ones((3, 384), np.float32), "shape"),
+    ],
+)
+def test_invalid_vectors_are_refused_and_nothing_is_written(
+    store: MemoryStore, embeddings: np.ndarray, message: str
+) -> None:
+    records = [NewRecord(namespace=FACTS, text="one"), NewRecord(namespace=FACTS, text="two")]
+    with pytest.raises(InvalidMemoryInputError, match=message):
+        store.add_records("alice", records, embeddings=embeddings)
+    query = embeddings[0][:-1] if message == "shape" else embeddings[0]  # a 383-d query
+    with pytest.raises(InvalidMemoryInputError, match=r"dimensions|NaN|all-zero"):
+        store.retrieve("alice", "one", mode="vector", query_embedding=query)
+    assert store.stats().records == 0
+
+
+def test_a_bad_record_in_a_batch_writes_none_of_it(store: MemoryStore) -> None:
+    records = [NewRecord(namespace=FACTS, text="fine"), NewRecord(namespace="no-slash", text="bad")]
+    with pytest.raises(InvalidMemoryInputError, match="must start with '/'"):
+        store.add_records("alice", records, embeddings=_clustered(2))
+    assert store.stats().records == 0 and store.list_records("alice") == []
+
+
+def test_pgvector_needs_postgresql(tmp_path: Path) -> None:
+    with pytest.raises(InvalidMemoryInputError, match="PostgreSQL"):
+        MemoryStore(f"sqlite:///{tmp_path / 'm.db'}", pgvector=True)
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_postgresql_with_and_without_pgvector_rank_alike(make_store: Callable[..., MemoryStore]) -> None:
+    with_index, without = make_store(), make_store(pgvector=False)
+    assert with_index.pgvector and not without.pgvector
+    vectors = _clustered(300)
+    ids = {name: _fill(store, "alice", vectors) for name, store in (("with", with_index), ("without", without))}
+    for query in _clustered(5, seed=8):
+        for name, store in (("with", with_index), ("without", without)):
+            hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
+            assert [hit.record.id for hit in hits] == _exact(ids[name], vectors, query)
+    with with_index.engine.connect() as connection:
+        kinds = connection.execute(
+            text("SELECT indexdef FROM pg_indexes WHERE tablename = 'memory_records' AND indexdef LIKE '%hnsw%'")
+        ).all()
+    assert kinds, "an HNSW index on memory_records.embedding_vec"
+
+
+def test_postgresql_without_the_extension_falls_back(memory_postgres_url: str, accelerator: object) -> None:
+    """A role that may not CREATE EXTENSION, in a database without it: exact search, or a clear error."""
+    url = make_url(memory_postgres_url)
+    role, database = f"memrole_{uuid.uuid4().hex[:10]}", f"memnovec_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE ROLE {role} LOGIN"))
+        connection.execute(text(f"CREATE DATABASE {database} OWNER {role}"))
+    try:
+        plain = url.set(database=database, username=role).render_as_string(hide_password=False)
+        with pytest.raises(MemoryStoreError, match="pgvector=True but CREATE EXTENSION vector failed"):
+            MemoryStore(plain, pgvector=True, accelerator=accelerator)  # type: ignore[arg-type]
+        with MemoryStore(plain, accelerator=accelerator) as store:  # type: ignore[arg-type]
+            assert not store.pgvector
+            vectors = _clustered(100)
+            ids = _fill(store, "alice", vectors)
+            query = _clustered(1, seed=2)[0]
+            hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
+            assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+            connection.execute(text(f"DROP ROLE IF EXISTS {role}"))
+        admin.dispose()
