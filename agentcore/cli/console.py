@@ -32,7 +32,7 @@ def console(
         help="The gateway's gateway.toml: its database, audit keys, anchors and JWT settings (gateway.auth).",
     ),
     reports: Path | None = typer.Option(
-        None, "--reports", help="Folder of JSON reports from `agentcore eval run --json`."
+        None, "--reports", help="Folder of JSON reports from `agentcore eval run --report`."
     ),
     ledger: str | None = typer.Option(None, "--ledger", help="Accel ledger database URL (default: the gateway's)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Bind address (loopback unless --allow-remote)."),

@@ -12,7 +12,7 @@ from agentcore.gateway.mcp.config import Auth, load_config
 
 class ConsoleSettings(BaseModel):
     """``database`` as the gateway's (SQLAlchemy URL or SQLite path); ``ledger`` defaults to the same database;
-    ``reports``: a folder of the JSON reports ``agentcore eval run --json`` wrote."""
+    ``reports``: a folder of the JSON reports ``agentcore eval run --report`` wrote."""
 
     model_config = ConfigDict(frozen=True)
 

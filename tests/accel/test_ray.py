@@ -106,7 +106,7 @@ def test_eval_run_on_ray_writes_the_same_json_report(local_ray: None, tmp_path: 
     reports = {}
     for backend in ("local", "ray"):
         target = tmp_path / f"{backend}.json"
-        command = ["eval", "run", str(suite), "--no-cache", "--backend", backend, "--json", str(target)]
+        command = ["eval", "run", str(suite), "--no-cache", "--backend", backend, "--report", str(target)]
         result = CliRunner().invoke(app, command)
         assert result.exit_code == 0, result.output
         reports[backend] = target.read_bytes()

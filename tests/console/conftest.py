@@ -139,7 +139,7 @@ def _eval_reports(root: Path) -> Path:
     for index, (name, traces) in enumerate((("2026-11-30.json", original), ("2026-12-01.json", regressed))):
         suite = root / f"suite-{index}.toml"
         suite.write_text(SUITE.format(traces=traces), encoding="utf-8")
-        done = CliRunner().invoke(cli, ["eval", "run", str(suite), "--json", str(reports / name), "--no-cache"])
+        done = CliRunner().invoke(cli, ["eval", "run", str(suite), "--report", str(reports / name), "--no-cache"])
         assert done.exit_code == index, done.output  # the regressed run fails its gate
         stamp = time.time() - 86400 * (1 - index)
         os.utime(reports / name, (stamp, stamp))

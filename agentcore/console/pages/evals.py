@@ -1,4 +1,4 @@
-"""Evaluation runs: the JSON reports ``agentcore eval run --json`` wrote, trends per evaluator, failing targets.
+"""Evaluation runs: the JSON reports ``agentcore eval run --report`` wrote, trends per evaluator, failing targets.
 
 A run's time is its report file's modification time (the report itself is byte-identical for identical input, so
 it carries none). Files that are not evaluation reports are listed as unreadable with the reason, never dropped.
