@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from opentelemetry import metrics, trace
 
@@ -45,8 +47,21 @@ def _global_meter_provider() -> metrics.MeterProvider | None:
 
 VERSION = "1"
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"  # the GenAI instrumentations' content switch
-_tracers: dict[tuple[int, str], trace.Tracer] = {}
-_meters: dict[tuple[int, str], metrics.Meter] = {}
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def per_object(cache: weakref.WeakKeyDictionary[K, V], owner: K, make: Callable[[K], V]) -> V:
+    """``make(owner)``, made once per live ``owner``: keyed by the object itself, never by ``id()``, which a new
+    provider may reuse once an old one is collected, and the entry goes with its owner."""
+    found = cache.get(owner)
+    if found is None:
+        found = cache[owner] = make(owner)
+    return found
+
+
+_tracers: weakref.WeakKeyDictionary[trace.TracerProvider, dict[str, trace.Tracer]] = weakref.WeakKeyDictionary()
+_meters: weakref.WeakKeyDictionary[metrics.MeterProvider, dict[str, metrics.Meter]] = weakref.WeakKeyDictionary()
 
 
 def tracer(name: str, provider: trace.TracerProvider | None = None) -> trace.Tracer | None:
@@ -54,10 +69,10 @@ def tracer(name: str, provider: trace.TracerProvider | None = None) -> trace.Tra
     provider = provider or _global_tracer_provider()
     if provider is None or isinstance(provider, trace.NoOpTracerProvider):
         return None
-    key = (id(provider), name)
-    found = _tracers.get(key)
+    named = per_object(_tracers, provider, lambda _: {})
+    found = named.get(name)
     if found is None:
-        found = _tracers[key] = provider.get_tracer(name, VERSION)
+        found = named[name] = provider.get_tracer(name, VERSION)
     return found
 
 
@@ -66,10 +81,10 @@ def meter(name: str, provider: metrics.MeterProvider | None = None) -> metrics.M
     provider = provider or _global_meter_provider()
     if provider is None or isinstance(provider, metrics.NoOpMeterProvider):
         return None
-    key = (id(provider), name)
-    found = _meters.get(key)
+    named = per_object(_meters, provider, lambda _: {})
+    found = named.get(name)
     if found is None:
-        found = _meters[key] = provider.get_meter(name, VERSION)
+        found = named[name] = provider.get_meter(name, VERSION)
     return found
 
 
@@ -112,7 +127,7 @@ class _AccelInstruments:
         )
 
 
-_instruments: dict[int, _AccelInstruments] = {}
+_instruments: weakref.WeakKeyDictionary[metrics.Meter, _AccelInstruments] = weakref.WeakKeyDictionary()
 
 
 def record_receipt(receipt: Receipt) -> None:
@@ -137,9 +152,7 @@ def record_receipt(receipt: Receipt) -> None:
         )
     if counters is None:
         return
-    instruments = _instruments.get(id(counters))
-    if instruments is None:
-        instruments = _instruments[id(counters)] = _AccelInstruments(counters)
+    instruments = per_object(_instruments, counters, _AccelInstruments)
     labels = {"tenant": receipt.tenant, "profile": receipt.profile or ""}
     instruments.device_seconds.add(receipt.device_seconds, labels)
     instruments.usd.add(receipt.usd, labels)

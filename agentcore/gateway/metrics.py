@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from opentelemetry import metrics
 
-from agentcore.accel.telemetry import meter
+from agentcore.accel.telemetry import meter, per_object
 
 if TYPE_CHECKING:
     from agentcore.gateway.approvals import ApprovalStore
@@ -77,7 +77,7 @@ class GatewayMetrics:
         self.decision_duration.record(seconds, {"effect": effect, "tool": tool})
 
 
-_by_meter: dict[int, GatewayMetrics] = {}
+_by_meter: weakref.WeakKeyDictionary[metrics.Meter, GatewayMetrics] = weakref.WeakKeyDictionary()
 
 
 def gateway_metrics(provider: metrics.MeterProvider | None = None) -> GatewayMetrics | None:
@@ -85,10 +85,7 @@ def gateway_metrics(provider: metrics.MeterProvider | None = None) -> GatewayMet
     source = meter(SCOPE, provider)
     if source is None:
         return None
-    found = _by_meter.get(id(source))
-    if found is None:
-        found = _by_meter[id(source)] = GatewayMetrics(source)
-    return found
+    return per_object(_by_meter, source, GatewayMetrics)
 
 
 def watch_approvals(gateway: str, store: ApprovalStore) -> None:

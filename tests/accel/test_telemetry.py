@@ -73,3 +73,37 @@ def test_retrieval_content_is_captured_only_when_asked(tmp_path: Path) -> None:
     retrieval = seen["spans"][-1][1]  # type: ignore[index]
     assert retrieval["input.value"] == "seat preference"
     assert retrieval["retrieval.documents.0.document.content"] == "Prefers window seats on long flights."
+
+
+def test_each_provider_records_into_its_own_pipeline_and_its_cache_entry_goes_with_it() -> None:
+    """Tracers and meters are cached per provider object, never by ``id()``: an id is reused once its object is
+    collected, and a meter does not keep its provider alive, so an id-keyed cache could hand a new provider a dead
+    one's meter. Each round's providers record into their own exporter and reader, and a collected meter provider
+    leaves nothing in the cache."""
+    import gc
+
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentcore.accel import telemetry
+
+    for _ in range(5):
+        spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+        traces, meters = TracerProvider(), MeterProvider(metric_readers=[reader])
+        traces.add_span_processor(SimpleSpanProcessor(spans))
+        found, counters = telemetry.tracer("agentcore.test", traces), telemetry.meter("agentcore.test", meters)
+        assert found is not None and counters is not None
+        found.start_span("probe").end()
+        counters.create_counter("probe").add(1)
+        assert [span.name for span in spans.get_finished_spans()] == ["probe"]
+        data = reader.get_metrics_data()
+        assert data is not None
+        assert [m.name for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics] == ["probe"]
+        assert traces in telemetry._tracers and meters in telemetry._meters
+        meters.shutdown()
+        del traces, meters, found, counters, spans, reader, data
+        gc.collect()
+        assert len(telemetry._meters) == 0  # (an SDK tracer refers to its provider, so its entry lives as long)
