@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AGENTCORE_SHARED_DIR", REPO.parent / "shared"))
 IN_CI = os.environ.get("CI", "").lower() == "true"
 # What tools other than the tests themselves keep in a clone: never counted as a test's leftovers.
-OWN_FOLDERS = {".git", ".venv", "build", "dist", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+OWN_FOLDERS = {".git", ".venv", ".venv-strands", "build", "dist", "__pycache__"}
+OWN_FOLDERS |= {".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "agentcore-hypothesis"  # its examples and constants caches
 set_hypothesis_home_dir(HYPOTHESIS_HOME)
@@ -72,6 +73,12 @@ def _unavailable(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"{reason} (CI=true: required)")
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def in_ci() -> bool:
+    """Whether this is a CI run (CI=true), where what a test needs is made or the test fails, never skipped."""
+    return IN_CI
 
 
 @pytest.fixture(scope="session")

@@ -78,7 +78,7 @@ def pydantic_ai_model() -> Any:
 def test_every_framework_section_has_a_snippet() -> None:
     found = snippets()
     for heading in ("Model SDKs: OpenAI, Anthropic, Bedrock Converse", "LangChain / LangGraph", "OpenAI Agents SDK",
-                    "pydantic-ai", "LlamaIndex", "smolagents", "Google ADK"):  # fmt: skip
+                    "pydantic-ai", "LlamaIndex", "smolagents", "Google ADK", "Strands Agents"):  # fmt: skip
         assert found[heading], heading
 
 
