@@ -17,6 +17,8 @@ from agentcore.accel.serving.pricing import RateCard, card_for
 from agentcore.accel.sim.profiles import ProfileCatalog, load_catalog
 
 DEFAULT_DEVICE = "trn3"
+# What an LLM outside the catalogue (gpt-4o, claude-...) is priced as, as in `agentcore accel price-traces`.
+STAND_IN_LLM = "llama-3.1-70b"
 
 
 @lru_cache(maxsize=1)
@@ -32,6 +34,12 @@ def _card(model: str, device: str) -> RateCard:
     if chip is None:
         raise ProfileError(f"unknown chip {device!r} for LLM pricing; known: {', '.join(profiles.chips)}")
     return card_for(llms, chip, model)
+
+
+def catalogue_llm(name: str | None) -> str:
+    """``name`` when the shipped catalogue has it, else the stand-in: an SDK's model names a hosted model the
+    serving simulation has no architecture for."""
+    return name if name is not None and name in shipped_catalogues()[1].models else STAND_IN_LLM
 
 
 def llm_receipt(

@@ -14,8 +14,12 @@ from agentcore.gateway.adapters.calls import (
     run_calls,
     tool_specs,
 )
+from agentcore.gateway.adapters.usage import TokenKeys, charge
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
+
+# input_tokens leaves out the cached prompt tokens: they are counted beside it
+TOKENS = TokenKeys(("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), "output_tokens")
 
 
 def anthropic_tools(gw: Gateway, principal: PrincipalLike, agent: AgentLike = None) -> list[Message]:
@@ -28,20 +32,24 @@ def anthropic_tools(gw: Gateway, principal: PrincipalLike, agent: AgentLike = No
 
 def run_anthropic_tool_uses(
     gw: Gateway, content: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> Message:  # fmt: skip
     """``tool_use`` blocks (or the message holding them) -> one user message of ``tool_result`` blocks."""
-    calls = _tool_uses(content)
-    return _results(calls, run_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _tool_uses(content), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, content, TOKENS, caller)
+    return _results(calls, run_calls(gw, calls, caller))
 
 
 async def arun_anthropic_tool_uses(
     gw: Gateway, content: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> Message:  # fmt: skip
     """Async :func:`run_anthropic_tool_uses`."""
-    calls = _tool_uses(content)
-    return _results(calls, await arun_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _tool_uses(content), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, content, TOKENS, caller)
+    return _results(calls, await arun_calls(gw, calls, caller))
 
 
 def _tool_uses(value: Any) -> list[ToolCall]:

@@ -17,8 +17,12 @@ from agentcore.gateway.adapters.calls import (
     run_calls,
     tool_specs,
 )
+from agentcore.gateway.adapters.usage import TokenKeys, charge
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
+
+# inputTokens leaves out the cached prompt tokens: they are counted beside it
+TOKENS = TokenKeys(("inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"), "outputTokens")
 
 
 def bedrock_tools(gw: Gateway, principal: PrincipalLike, agent: AgentLike = None) -> list[Message]:
@@ -34,20 +38,24 @@ def bedrock_tools(gw: Gateway, principal: PrincipalLike, agent: AgentLike = None
 
 def run_bedrock_tool_uses(
     gw: Gateway, response: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> Message:  # fmt: skip
     """``toolUse`` blocks -> one user message of ``toolResult`` blocks, to append to ``messages``."""
-    calls = _tool_uses(response)
-    return _results(calls, run_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _tool_uses(response), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, response, TOKENS, caller)
+    return _results(calls, run_calls(gw, calls, caller))
 
 
 async def arun_bedrock_tool_uses(
     gw: Gateway, response: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> Message:  # fmt: skip
     """Async :func:`run_bedrock_tool_uses`."""
-    calls = _tool_uses(response)
-    return _results(calls, await arun_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _tool_uses(response), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, response, TOKENS, caller)
+    return _results(calls, await arun_calls(gw, calls, caller))
 
 
 def _tool_uses(value: Any) -> list[ToolCall]:

@@ -21,10 +21,13 @@ from agentcore.gateway.adapters.calls import (
     run_calls,
     tool_specs,
 )
+from agentcore.gateway.adapters.usage import TokenKeys, charge
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
 
 Api = Literal["chat", "responses"]
+CHAT_TOKENS = TokenKeys(("prompt_tokens",), "completion_tokens")  # prompt_tokens include the cached ones
+RESPONSES_TOKENS = TokenKeys(("input_tokens",), "output_tokens")
 
 
 def openai_tools(gw: Gateway, principal: PrincipalLike, agent: AgentLike = None, *, api: Api = "chat") -> list[Message]:
@@ -45,38 +48,46 @@ def openai_tools(gw: Gateway, principal: PrincipalLike, agent: AgentLike = None,
 
 def run_openai_tool_calls(
     gw: Gateway, tool_calls: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> list[Message]:  # fmt: skip
     """``tool_calls`` (or the message or completion holding them) -> ``{"role": "tool", ...}`` messages, in order."""
-    calls = _chat_calls(tool_calls)
-    return _tool_messages(calls, run_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _chat_calls(tool_calls), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, tool_calls, CHAT_TOKENS, caller)
+    return _tool_messages(calls, run_calls(gw, calls, caller))
 
 
 async def arun_openai_tool_calls(
     gw: Gateway, tool_calls: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> list[Message]:  # fmt: skip
     """Async :func:`run_openai_tool_calls`."""
-    calls = _chat_calls(tool_calls)
-    return _tool_messages(calls, await arun_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _chat_calls(tool_calls), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, tool_calls, CHAT_TOKENS, caller)
+    return _tool_messages(calls, await arun_calls(gw, calls, caller))
 
 
 def run_openai_response_calls(
     gw: Gateway, output: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> list[Message]:  # fmt: skip
     """A ``Response`` (or its ``output`` items) -> ``function_call_output`` items keyed by ``call_id``, in order."""
-    calls = _response_calls(output)
-    return _call_outputs(calls, run_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _response_calls(output), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, output, RESPONSES_TOKENS, caller)
+    return _call_outputs(calls, run_calls(gw, calls, caller))
 
 
 async def arun_openai_response_calls(
     gw: Gateway, output: Any, *, principal: PrincipalLike, agent: AgentLike = None,
-    session: str | None = None, tenant: str | None = None,
+    session: str | None = None, tenant: str | None = None, record_usage: bool = True,
 ) -> list[Message]:  # fmt: skip
     """Async :func:`run_openai_response_calls`."""
-    calls = _response_calls(output)
-    return _call_outputs(calls, await arun_calls(gw, calls, Caller(principal, agent, session, tenant)))
+    calls, caller = _response_calls(output), Caller(principal, agent, session, tenant)
+    if record_usage:
+        charge(gw, output, RESPONSES_TOKENS, caller)
+    return _call_outputs(calls, await arun_calls(gw, calls, caller))
 
 
 def _chat_calls(value: Any) -> list[ToolCall]:
