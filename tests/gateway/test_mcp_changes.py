@@ -1,17 +1,23 @@
 """Upstream list changes through the MCP proxy: real processes (official client -> `agentcore gateway serve` over
-stdio -> an upstream whose tools change), for 2026-07-28 clients (``subscriptions/listen``) and handshake-era ones
-(``notifications/tools/list_changed``)."""
+stdio or streamable HTTP -> an upstream whose tools change), for 2026-07-28 clients (``subscriptions/listen``)
+and handshake-era ones (``notifications/tools/list_changed``)."""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 
 from agentcore.gateway.audit import AuditLog
@@ -28,13 +34,14 @@ allow prompt.shop.refund_policy for users with role "support".
 WAIT_S = 30
 
 
-def _proxy(tmp_path: Path) -> StdioServerParameters:
+def _config(tmp_path: Path, http: bool) -> Path:
     (tmp_path / "shop.policy").write_text(POLICY)
     config = tmp_path / "gateway.toml"
     config.write_text(f"""[gateway]
 name = "changes-proxy"
 policies = ["{tmp_path / "shop.policy"}"]
 database = "{tmp_path / "gw.db"}"
+dev_unauthenticated = {str(http).lower()}
 
 [gateway.identity]
 principal = "alice"
@@ -46,9 +53,38 @@ name = "shop"
 command = "{sys.executable}"
 args = ["{HERE / "mcp_changing_upstream.py"}"]
 """)
-    return StdioServerParameters(
-        command=AGENTCORE, args=["gateway", "serve", "--config", str(config)], env=dict(os.environ)
-    )
+    return config
+
+
+@pytest.fixture(params=["stdio", "http"])
+def proxy(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """What ``Client(...)`` connects to: the proxy as its stdio child, or a proxy process serving streamable HTTP."""
+    serve = [AGENTCORE, "gateway", "serve", "--config", str(_config(tmp_path, request.param == "http"))]
+    if request.param == "stdio":
+        yield StdioServerParameters(command=serve[0], args=serve[1:], env=dict(os.environ))
+        return
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    process = subprocess.Popen([*serve, "--transport", "http", "--port", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _listening(port):
+            assert process.poll() is None and time.monotonic() < deadline, "the HTTP proxy did not start"
+            time.sleep(0.1)
+        yield lambda: streamable_http_client(f"http://127.0.0.1:{port}/mcp")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _connect(proxy: Any, **options: Any) -> Client:
+    return Client(proxy if isinstance(proxy, StdioServerParameters) else proxy(), **options)
 
 
 async def _names(client: Client) -> list[str]:
@@ -59,9 +95,9 @@ def _text(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
-def test_a_listening_client_sees_upstream_tools_appear_and_go_policy_checked(tmp_path: Path) -> None:
+def test_a_listening_client_sees_upstream_tools_appear_and_go_policy_checked(tmp_path: Path, proxy: Any) -> None:
     async def main() -> None:
-        async with Client(_proxy(tmp_path)) as client:
+        async with _connect(proxy) as client:
             assert client.server_capabilities.tools is not None and client.server_capabilities.tools.list_changed
             assert await _names(client) == ["shop__close_refunds", "shop__open_refunds"]
             assert "unknown tool" in _text(await client.call_tool("shop__refund", {"order": "o1", "amount": 5}))
@@ -97,20 +133,27 @@ def test_a_listening_client_sees_upstream_tools_appear_and_go_policy_checked(tmp
     assert ("shop.refund", "allow") in decisions and ("shop.wipe_ledger", "deny") in decisions
 
 
-def test_a_handshake_era_client_gets_the_list_changed_notification(tmp_path: Path) -> None:
+def test_a_handshake_era_client_is_told_on_stdio_and_sees_the_change_at_its_next_listing_over_http(proxy: Any) -> None:
+    """On stdio it is told on its connection; over HTTP it has no standing stream here, so the proxy does not
+    advertise ``listChanged`` (it would be a promise it cannot keep) and the next listing shows the change."""
     changed = anyio.Event()
+    on_stdio = isinstance(proxy, StdioServerParameters)
 
     async def on_message(message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             changed.set()
 
     async def main() -> None:
-        async with Client(_proxy(tmp_path), mode="legacy", message_handler=on_message) as client:
-            assert client.server_capabilities.tools is not None and client.server_capabilities.tools.list_changed
+        async with _connect(proxy, mode="legacy", message_handler=on_message) as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is on_stdio
             assert await _names(client) == ["shop__close_refunds", "shop__open_refunds"]
             assert not (await client.call_tool("shop__open_refunds", {})).is_error
             with anyio.fail_after(WAIT_S):
-                await changed.wait()
-            assert "shop__refund" in await _names(client)
+                if on_stdio:
+                    await changed.wait()
+                while "shop__refund" not in await _names(client):
+                    await anyio.sleep(0.1)
+            assert changed.is_set() is on_stdio
 
     anyio.run(main)
