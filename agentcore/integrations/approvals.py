@@ -1,4 +1,4 @@
-"""One governed call for the framework integrations whose run pauses on an approval and makes the call again.
+"""What the framework integrations share: their tools per principal, one governed call, the approval request shown.
 
 A call that needs approval raises :class:`~agentcore.gateway.errors.ApprovalRequired` (the integration pauses
 the run its framework's way) and is remembered. Made again after the decision, an approved call runs, once (the
@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from agentcore.gateway.adapters.calls import Caller, Outcome, call_blocking, failure, success
+from agentcore.gateway.adapters.calls import Caller, Outcome, ToolSpec, call_blocking, failure, success, tool_specs
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import Gateway
+from agentcore.gateway.identity import AgentLike, PrincipalLike
 
 _OPEN = ("pending", "approved")
+T = TypeVar("T")
 
 
 class PendingApprovals:
@@ -47,6 +50,32 @@ class PendingApprovals:
     def forget(self, key: str) -> None:
         with self._lock:
             self._ids.pop(key, None)
+
+
+def governed_tools(
+    gw: Gateway,
+    make: Callable[[Gateway, ToolSpec, Caller, PendingApprovals], T],
+    principal: PrincipalLike,
+    agent: AgentLike,
+    session: str | None,
+    tenant: str | None,
+) -> list[T]:
+    """One framework tool (``make``) per gateway tool this principal may use; they share the caller and the
+    memory of the approvals their calls wait on."""
+    caller, pending = Caller(principal, agent, session, tenant), PendingApprovals()
+    return [make(gw, spec, caller, pending) for spec in tool_specs(gw, principal, agent)]
+
+
+def approval_request(gw: Gateway, approval_id: str, resume: str) -> dict[str, Any]:
+    """What a paused run shows the human: the approval, its call, who may decide it, and how to ``resume``."""
+    approval = gw.approvals.get(approval_id)
+    return {
+        "approval_id": approval.id,
+        "tool": approval.tool,
+        "args": approval.args,
+        "approver_roles": approval.approver_roles,
+        "message": f"Approve with gw.approvals.approve({approval.id!r}, by=...), then {resume}.",
+    }
 
 
 def governed(gw: Gateway, tool: str, args: Any, caller: Caller, pending: PendingApprovals) -> Outcome:

@@ -17,11 +17,11 @@ from google.adk.events import Event
 from google.adk.tools import BaseTool, ToolContext
 from google.genai import types
 
-from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure, tool_specs
+from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure
 from agentcore.gateway.errors import ApprovalRequired
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
-from agentcore.integrations.approvals import PendingApprovals, agoverned
+from agentcore.integrations.approvals import PendingApprovals, agoverned, governed_tools
 
 CONFIRMATION = "adk_request_confirmation"  # the function call ADK emits for a tool confirmation
 
@@ -35,8 +35,7 @@ def adk_tools(
     tenant: str | None = None,
 ) -> list[BaseTool]:
     """ADK tools for the gateway tools this principal may use: ``LlmAgent(..., tools=adk_tools(gw, ...))``."""
-    caller, pending = Caller(principal, agent, session, tenant), PendingApprovals()
-    return [GatewayAdkTool(gw, spec, caller, pending) for spec in tool_specs(gw, principal, agent)]
+    return governed_tools(gw, GatewayAdkTool, principal, agent, session, tenant)
 
 
 def approval_requests(events: Iterable[Event]) -> dict[str, str]:

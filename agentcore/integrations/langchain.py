@@ -20,6 +20,7 @@ from agentcore.gateway.adapters.calls import Caller, ToolSpec, call_blocking, fa
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
+from agentcore.integrations.approvals import approval_request
 
 
 def langchain_tools(
@@ -119,16 +120,7 @@ class GatewayTool(BaseTool):
         Resuming with ``Command(resume=approval_id)`` also survives a restart of this process: the re-run then
         requested a second approval, and the resume value names the decided one for the same call.
         """
-        approval = self._gw.approvals.get(approval_id)
-        resumed = interrupt(
-            {
-                "approval_id": approval_id,
-                "tool": self._tool,
-                "args": approval.args,
-                "approver_roles": approval.approver_roles,
-                "message": f"Approve with gw.approvals.approve({approval_id!r}, by=...), then resume the run.",
-            }
-        )
+        resumed = interrupt(approval_request(self._gw, approval_id, "resume the run"))
         if key is not None:
             self._pending.pop(key)
         if isinstance(resumed, str) and resumed != approval_id:
@@ -136,6 +128,7 @@ class GatewayTool(BaseTool):
                 earlier = self._gw.approvals.get(resumed)
             except GatewayError:
                 return approval_id
+            approval = self._gw.approvals.get(approval_id)
             same = (earlier.tool, earlier.args, earlier.principal) == (approval.tool, approval.args, approval.principal)
             return resumed if same else approval_id
         return approval_id

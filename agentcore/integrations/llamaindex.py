@@ -17,11 +17,11 @@ from typing import Any
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
 
-from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure, tool_specs
+from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure
 from agentcore.gateway.errors import ApprovalRequired
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
-from agentcore.integrations.approvals import PendingApprovals, agoverned
+from agentcore.integrations.approvals import PendingApprovals, agoverned, approval_request, governed_tools
 
 
 class ApprovalRequested(InputRequiredEvent):
@@ -54,8 +54,7 @@ def llamaindex_tools(
     tenant: str | None = None,
 ) -> list[FunctionTool]:
     """Function tools for the gateway tools this principal may use: ``FunctionAgent(tools=..., llm=...)``."""
-    caller, pending = Caller(principal, agent, session, tenant), PendingApprovals()
-    return [_function_tool(gw, spec, caller, pending) for spec in tool_specs(gw, principal, agent)]
+    return governed_tools(gw, _function_tool, principal, agent, session, tenant)
 
 
 @dataclass
@@ -104,18 +103,11 @@ async def _wait_for_decision(gw: Gateway, ctx: Context, pending: ApprovalRequire
     LlamaIndex replays the whole step when the event arrives, so the call is made again first: it finds the
     request it made (still open, or decided: then it runs or reads why not without waiting).
     """
-    approval = gw.approvals.get(pending.approval_id)
-    message = f"Approve with gw.approvals.approve({approval.id!r}, by=...), then send ApprovalDecided to resume."
+    request = approval_request(gw, pending.approval_id, "send ApprovalDecided to resume")
     await ctx.wait_for_event(
         ApprovalDecided,
-        waiter_event=ApprovalRequested(
-            approval_id=approval.id,
-            tool=approval.tool,
-            args=approval.args,
-            approver_roles=approval.approver_roles,
-            message=message,
-        ),
-        waiter_id=approval.id,
-        requirements={"approval_id": approval.id},
+        waiter_event=ApprovalRequested(**request),
+        waiter_id=pending.approval_id,
+        requirements={"approval_id": pending.approval_id},
         timeout=None,
     )

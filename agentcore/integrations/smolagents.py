@@ -17,11 +17,11 @@ from typing import Any
 from smolagents import Tool
 from smolagents.memory import MemoryStep
 
-from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure, tool_specs
+from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure
 from agentcore.gateway.errors import ApprovalRequired
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
-from agentcore.integrations.approvals import PendingApprovals, governed
+from agentcore.integrations.approvals import PendingApprovals, governed, governed_tools
 
 _TYPES = {"string", "boolean", "integer", "number", "array", "object", "null"}
 
@@ -35,8 +35,7 @@ def smolagents_tools(
     tenant: str | None = None,
 ) -> list[Tool]:
     """smolagents tools for the gateway tools this principal may use: ``ToolCallingAgent(tools=..., ...)``."""
-    caller, pending = Caller(principal, agent, session, tenant), PendingApprovals()
-    return [GatewayTool(gw, spec, caller, pending) for spec in tool_specs(gw, principal, agent)]
+    return governed_tools(gw, GatewayTool, principal, agent, session, tenant)
 
 
 def pause_for_approval(step: MemoryStep, agent: Any) -> None:

@@ -16,12 +16,12 @@ from strands.agent import AgentResult
 from strands.types.interrupt import InterruptResponseContent
 from strands.types.tools import AgentTool, ToolContext, ToolGenerator, ToolResult, ToolSpec, ToolUse
 
-from agentcore.gateway.adapters.calls import Caller, failure, tool_specs
+from agentcore.gateway.adapters.calls import Caller, failure
 from agentcore.gateway.adapters.calls import ToolSpec as GatewaySpec
 from agentcore.gateway.errors import ApprovalRequired
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
-from agentcore.integrations.approvals import PendingApprovals, agoverned
+from agentcore.integrations.approvals import PendingApprovals, agoverned, approval_request, governed_tools
 
 INTERRUPT = "agentcore-approval"  # the name of the interrupts a gateway approval raises
 
@@ -35,8 +35,7 @@ def strands_tools(
     tenant: str | None = None,
 ) -> list[AgentTool]:
     """Strands tools for the gateway tools this principal may use: ``Agent(tools=strands_tools(gw, ...))``."""
-    caller, pending = Caller(principal, agent, session, tenant), PendingApprovals()
-    return [GatewayStrandsTool(gw, spec, caller, pending) for spec in tool_specs(gw, principal, agent)]
+    return governed_tools(gw, GatewayStrandsTool, principal, agent, session, tenant)
 
 
 def resume_prompt(result: AgentResult) -> list[InterruptResponseContent]:
@@ -78,17 +77,8 @@ class GatewayStrandsTool(AgentTool):
             context = kwargs.get("_tool_context") or ToolContext(
                 tool_use=tool_use, agent=invocation_state["agent"], invocation_state=invocation_state
             )
-            approval = self._gw.approvals.get(error.approval_id)
-            context.interrupt(  # raises: the run stops here; once resumed it returns and the call is still pending
-                INTERRUPT,
-                reason={
-                    "approval_id": error.approval_id,
-                    "tool": self._spec.tool,
-                    "args": approval.args,
-                    "approver_roles": approval.approver_roles,
-                    "message": f"Approve with gw.approvals.approve({error.approval_id!r}, by=...), then resume.",
-                },
-            )
+            # raises: the run stops here; once resumed it returns, and the call is still pending
+            context.interrupt(INTERRUPT, reason=approval_request(self._gw, error.approval_id, "resume the run"))
             outcome = failure(error)
         result: ToolResult = {
             "toolUseId": tool_use["toolUseId"],
