@@ -1,7 +1,9 @@
 """Model SDK adapters: a model's tool calls in, in the SDK's own objects or their dicts; tool results out.
 
 Every call goes through the gateway; denials, pending approvals and argument errors come back as tool results the
-model can read and act on, never as exceptions. Each ``run_*`` has an async twin ``arun_*``.
+model can read and act on, never as exceptions. Each ``run_*`` has an async twin ``arun_*``. Given a whole
+response, they charge its token usage to the gateway's ledger, once (``record_usage=False`` opts out; see
+:mod:`agentcore.gateway.adapters.usage`).
 """
 
 from __future__ import annotations
