@@ -77,8 +77,8 @@ class GatewayStrandsTool(AgentTool):
             context = kwargs.get("_tool_context") or ToolContext(
                 tool_use=tool_use, agent=invocation_state["agent"], invocation_state=invocation_state
             )
-            # raises: the run stops here; once resumed it returns, and the call is still pending
-            context.interrupt(INTERRUPT, reason=approval_request(self._gw, error.approval_id, "resume the run"))
+            request = approval_request(self._gw, error.approval_id, "resume with agent(resume_prompt(result))")
+            context.interrupt(INTERRUPT, reason=request)  # raises: the run stops; resumed, it returns (still pending)
             outcome = failure(error)
         result: ToolResult = {
             "toolUseId": tool_use["toolUseId"],
