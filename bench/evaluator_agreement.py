@@ -99,20 +99,22 @@ def instruction_following(data: Path, models: Models, every: int) -> dict[str, A
         _follows_all(r["response"], r["prompt"], list(zip(r["instruction_id_list"], r["kwargs"], strict=True)))
         for r in rows
     ]
+    found = [[(x.id, x.kwargs) for x in parse_instructions(r["prompt"])] for r in rows]
     parsed = [
-        _follows_all(r["response"], r["prompt"], [(x.id, x.kwargs) for x in parse_instructions(r["prompt"])])
-        for r in rows
+        _follows_all(r["response"], r["prompt"], instructions) for r, instructions in zip(rows, found, strict=True)
     ]
     gold = [r["checker_strict_follow_all"] for r in rows]
+    # a prompt with no instruction the parser reads is not applicable: the evaluator skips it, never passes it
+    right = [p == g for p, g, instructions in zip(parsed, gold, found, strict=True) if instructions]
     return {
         "n_prompts": len(rows),
         "instruction_accuracy": round(float(np.mean([a == b for a, b in pairs])), 4),
         "prompt_accuracy_given_instructions": round(
             float(np.mean([a == b for a, b in zip(given, gold, strict=True)])), 4
         ),
-        "prompt_accuracy_parsed_from_prompt": round(
-            float(np.mean([a == b for a, b in zip(parsed, gold, strict=True)])), 4
-        ),
+        "parsed_coverage": _share([bool(instructions) for instructions in found]),
+        "prompt_accuracy_parsed_judged": _share(right),
+        "prompt_accuracy_parsed_not_applicable_as_wrong": round(sum(right) / len(rows), 4),
     }
 
 
@@ -227,37 +229,27 @@ def harmfulness(data: Path, models: Models, every: int) -> dict[str, Any]:
 
 
 def helpfulness(data: Path, models: Models, every: int) -> dict[str, Any]:
-    def pairwise(triples: list[tuple[str, str, str]]) -> float:
-        better = _score("Builtin.Helpfulness", [Trace(id="t", input=q, output=b) for q, b, _ in triples], models)
-        worse = _score("Builtin.Helpfulness", [Trace(id="t", input=q, output=w) for q, _, w in triples], models)
+    def pairwise(pairs: list[dict[str, Any]]) -> float:
+        better = _score(
+            "Builtin.Helpfulness", [Trace(id="t", input=p["request"], output=p["better"]) for p in pairs], models
+        )
+        worse = _score(
+            "Builtin.Helpfulness", [Trace(id="t", input=p["request"], output=p["worse"]) for p in pairs], models
+        )
         return _pairwise(better, worse)
 
-    panda = [(p["request"], p["better"], p["worse"]) for p in agreement.pandalm_pairs(data, "test")]
+    panda = agreement.pandalm_pairs(data, "test")
+    tulu_pairs = agreement.tulu_pairs(data)
     tulu = list(agreement.read_jsonl(data / "tulu1_human_eval" / "tulu1_annotations.jsonl"))
-    tulu_pairs = [
-        (
-            r["prompt"],
-            *(
-                (r["completion_a"], r["completion_b"])
-                if r["preference"].startswith("a-")
-                else (r["completion_b"], r["completion_a"])
-            ),
-        )
-        for r in tulu
-        if r["preference"] != "tie"
-    ]
     singles = [
         (r["prompt"], r[f"completion_{side}"], r[f"completion_{side}_is_acceptable"] == "yes")
         for r in tulu
         for side in "ab"
     ]
     accept = _score("Builtin.Helpfulness", [Trace(id="t", input=q, output=c) for q, c, _ in singles], models)
-    llmbar = list(agreement.read_jsonl(data / "llmbar" / "llmbar_pairs.jsonl"))
-    groups: dict[str, list[tuple[str, str, str]]] = {}
-    for r in llmbar:
-        group = r["subset"].split("/")[1] if r["subset"].startswith("LLMBar/") else r["subset"].split("/")[-1]
-        good, bad = (r["output_1"], r["output_2"]) if r["label"] == 1 else (r["output_2"], r["output_1"])
-        groups.setdefault(group, []).append((r["input"], good, bad))
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for pair in agreement.llmbar_pairs(data):
+        groups.setdefault(pair["group"], []).append(pair)
     return {
         "pandalm_test_pairs": len(panda),
         "pandalm_pairwise_agreement": pairwise(panda),

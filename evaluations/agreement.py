@@ -69,6 +69,32 @@ def pandalm_pairs(data: Path, split: str | None = None) -> list[dict[str, Any]]:
     return pairs
 
 
+def tulu_pairs(data: Path) -> list[dict[str, Any]]:
+    """Tülu 1 pairs with an expert preference (ties dropped): request, better, worse."""
+    pairs = []
+    for row in read_jsonl(data / "tulu1_human_eval" / "tulu1_annotations.jsonl"):
+        if row["preference"] == "tie":
+            continue
+        a_better = row["preference"].startswith("a-")
+        better, worse = (row["completion_a"], row["completion_b"])[:: 1 if a_better else -1]
+        pairs.append({"request": row["prompt"], "better": better, "worse": worse})
+    return pairs
+
+
+def llmbar_pairs(data: Path) -> list[dict[str, Any]]:
+    """LLMBar pairs: request, better, worse, ``group`` (Natural, Adversarial, MT-Bench, FairEval, LLMEval^2) and
+    ``split``, the half of its instruction (``split_of``)."""
+    pairs = []
+    for row in read_jsonl(data / "llmbar" / "llmbar_pairs.jsonl"):
+        parts = row["subset"].split("/")
+        better, worse = (row["output_1"], row["output_2"])[:: 1 if row["label"] == 1 else -1]
+        group = parts[1] if parts[0] == "LLMBar" else parts[-1]
+        pairs.append(
+            {"request": row["input"], "better": better, "worse": worse, "group": group, "split": split_of(row["input"])}
+        )
+    return pairs
+
+
 _HH_SPEAKER = re.compile(r"\n\n(Human|Assistant): ")
 
 
