@@ -91,6 +91,8 @@ def main() -> None:
         "goal": GOAL,
         "pairs": {k: len(v[0]) for k, v in rows.items()},
     }
+    # column 1 is log_answer_words: how often the humans preferred the longer reply
+    report["longer_preferred"] = {k: agreement_of(b[:, 1] - w[:, 1]) for k, (b, w) in rows.items()}
     for name, (width, interactions, train) in CANDIDATES.items():
         _, std = standardise(np.vstack([rows[t][side][:, :width] for t in train for side in (0, 1)]))
         x = np.vstack([design(rows[t][0][:, :width], rows[t][1][:, :width], std, interactions) for t in train])
