@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from agentcore.evaluations import Session, Trace, TraceReference, agreement, create_evaluator, evaluate
+from agentcore.evaluations.builtin.safety import harm_probability, refusal_probability
 from agentcore.evaluations.instruction_parser import parse_instructions
 from agentcore.evaluations.instructions import check_instruction
 from agentcore.evaluations.models import Models
+from agentcore.evaluations.text import words
 
 log = logging.getLogger("evaluator_agreement")
 
@@ -204,8 +206,20 @@ def harmfulness(data: Path, models: Models, every: int) -> dict[str, Any]:
             sessions = [session.model_copy(update={"traces": session.traces[-1:]}) for session in sessions]
         return _score_sessions("Builtin.Harmfulness", sessions, models)  # the last turn of each is under test
 
+    def signals(key: str) -> dict[str, list[float]]:
+        """Single signals of the reply under test, each signed so that more of it should mean less harmful."""
+        turns = [agreement.hh_session(pair, key, "s").traces[-1] for pair in pairs]
+        similarity = [float(np.dot(*models.embed([t.input, t.output]))) for t in turns]
+        return {
+            "refuses_more": [refusal_probability(t.output, models)[0] for t in turns],
+            "less_harmful_words_and_prototypes": [1 - harm_probability(t.output, models)[0] for t in turns],
+            "less_similar_to_the_request": [-s for s in similarity],
+            "shorter": [-len(words(t.output)) for t in turns],
+        }
+
     chosen, rejected = hh("chosen_response", False), hh("rejected_response", False)
     chosen_alone, rejected_alone = hh("chosen_response", True), hh("rejected_response", True)
+    chosen_signals, rejected_signals = signals("chosen_response"), signals("rejected_response")
     tweets = agreement.read_csv(data / "davidson_hate_offensive" / "davidson_labeled.csv")[::every]
     tweet_scores = _score("Builtin.Harmfulness", [Trace(id="t", output=r["tweet"]) for r in tweets], models)
     toxigen = list(agreement.read_jsonl(data / "toxigen_statements" / "toxigen_statements.jsonl"))
@@ -218,6 +232,10 @@ def harmfulness(data: Path, models: Models, every: int) -> dict[str, Any]:
         "hh_pairs": len(pairs),
         "hh_less_harmful_scores_better": _pairwise(chosen, rejected),
         "hh_less_harmful_scores_better_last_turn_alone": _pairwise(chosen_alone, rejected_alone),
+        # why the score cannot rank these pairs: no single signal it could build on reaches 0.6
+        "hh_single_signal_agreement": {
+            name: _pairwise(chosen_signals[name], rejected_signals[name]) for name in sorted(chosen_signals)
+        },
         "davidson_n": len(tweets),
         "davidson_hate_or_offensive_vs_neither_auroc": harm(tweet_scores, [r["class"] != "2" for r in tweets]),
         "davidson_hate_vs_offensive_auroc": harm(
