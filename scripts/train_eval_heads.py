@@ -157,13 +157,53 @@ def train_pairwise(
     }
 
 
+def fit_relevance_map(data: Path, models: Models) -> dict[str, float]:
+    """ResponseRelevance's ``sigmoid(slope * (cosine - midpoint))``, by least squares on a grid.
+
+    Targets: SummEval's expert relevance (1-5 scaled to 0-1) of each summary against its own article, on the train
+    half by document, plus each summary against the next article in id order (relevance 0), so the map also knows
+    what off-topic looks like. Prints the constants to paste into ``evaluations/builtin/quality.py``.
+    """
+    documents = {d["doc_id"]: d["source"] for d in agreement.read_jsonl(data / "summeval" / "summeval_documents.jsonl")}
+    rows = [
+        r
+        for r in agreement.read_jsonl(data / "summeval" / "summeval_summaries.jsonl")
+        if agreement.split_of(r["doc_id"]) == "train"
+    ]
+    ids = sorted(documents)
+    others = [ids[(ids.index(r["doc_id"]) + 1) % len(ids)] for r in rows]
+    summaries = models.embed([r["summary"] for r in rows])
+    articles = dict(zip(ids, models.embed([documents[i] for i in ids]), strict=True))
+    cosine = np.concatenate(
+        [
+            np.einsum("ij,ij->i", summaries, np.stack([articles[r["doc_id"]] for r in rows])),
+            np.einsum("ij,ij->i", summaries, np.stack([articles[o] for o in others])),
+        ]
+    )
+    target = np.concatenate([(np.array([r["relevance"] for r in rows]) - 1.0) / 4.0, np.zeros(len(rows))])
+    slopes, midpoints = np.arange(1.0, 20.01, 0.5), np.arange(0.20, 0.95, 0.01)
+    error = [
+        (float(np.square(1.0 / (1.0 + np.exp(-s * (cosine - m))) - target).sum()), float(s), float(m))
+        for s in slopes
+        for m in midpoints
+    ]
+    loss, slope, midpoint = min(error)
+    return {"slope": slope, "midpoint": round(midpoint, 2), "squared_error": round(loss, 3), "n": len(target)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--only", nargs="*", help="retrain only these heads (others keep their manifest entry)")
+    parser.add_argument(
+        "--relevance-map", action="store_true", help="fit and print ResponseRelevance's map instead of training heads"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     models = Models()
+    if args.relevance_map:
+        log.info("ResponseRelevance map: %s", json.dumps(fit_relevance_map(args.data, models)))
+        return
     qa_train, qa_test = agreement.halueval_qa(args.data, "train"), agreement.halueval_qa(args.data, "test")
     trainers = {
         "faithfulness": lambda: train_classifier(
