@@ -86,10 +86,9 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
     first_iter = [0] * n
     last_iter = [0] * n
     ends: list[float] = []
-    # iteration -> [sequences, context tokens, reserved KV tokens] finishing then; the heap holds its keys so
-    # an iteration only compares against the next one instead of probing the dict
-    finishing: dict[int, list[int]] = {}
-    finish_order: list[int] = []
+    # (last iteration, context tokens, reserved KV tokens) of every decoding sequence, soonest first: an
+    # iteration only compares its number against the next completion
+    finishing: list[tuple[int, int, int]] = []
     next_finish = -1
     clock = idle = 0.0
     next_arrival = arrival[0]
@@ -132,12 +131,13 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             ends.append(clock)
             context += decoding
             if iteration == next_finish:
-                done = finishing.pop(heapq.heappop(finish_order))
-                next_finish = finish_order[0] if finish_order else -1
-                decoding -= done[0]
-                context -= done[1]
-                kv_used -= done[2]
-                running -= done[0]
+                while finishing and finishing[0][0] == iteration:
+                    _, released_context, released_kv = heapq.heappop(finishing)
+                    decoding -= 1
+                    running -= 1
+                    context -= released_context
+                    kv_used -= released_kv
+                next_finish = finishing[0][0] if finishing else -1
                 if admitted != arrived or not decoding:
                     break
                 if not dense:
@@ -158,14 +158,8 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
                     continue
                 decoding += 1
                 context += prompt[request]
-                slot = finishing.get(last)
-                if slot is None:
-                    slot = finishing[last] = [0, 0, 0]
-                    heapq.heappush(finish_order, last)
-                    next_finish = finish_order[0]
-                slot[0] += 1
-                slot[1] += prompt[request] + out - 1
-                slot[2] += need[request]
+                heapq.heappush(finishing, (last, prompt[request] + out - 1, need[request]))
+                next_finish = finishing[0][0]
         iteration += 1
     end_times = np.asarray(ends)
     first = end_times[np.asarray(first_iter, dtype=np.int64)] if n else np.empty(0)
