@@ -66,3 +66,5 @@ def test_the_energy_check_says_it_is_circular_and_reports_the_press_hint(
     # tokens per joule scale with 1 / watts at saturation: at ~1 kW Trn3 is no more efficient than Trn2
     assert hint.simulated == pytest.approx(energy.simulated * 690 / 1000, rel=0.05)
     assert hint.simulated < 1.0 < energy.simulated
+    measured = {c.key: c for c in trn3_claims(load_catalog(overrides={"trn3.power_watts": 900}), load_llms())}
+    assert not measured["energy"].by_construction, "a power not implied by the claim makes the check a real one"
