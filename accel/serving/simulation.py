@@ -83,12 +83,11 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
     weight_seconds = cost.weight_seconds
     weights, per_token_compute, per_key_compute, per_key_memory, fixed, per_token = cost.iteration_constants
     dense = weights >= 0
-    first_iter = [0] * n
-    last_iter = [0] * n
-    ends: list[float] = []
-    # (last iteration, context tokens, reserved KV tokens) of every decoding sequence, soonest first: an
-    # iteration only compares its number against the next completion
-    finishing: list[tuple[int, int, int]] = []
+    first_token = [0.0] * n  # when each request's first and last tokens come out
+    last_token = [0.0] * n
+    # (last iteration, context tokens, reserved KV tokens, request) of every decoding sequence, soonest first:
+    # an iteration only compares its number against the next completion
+    finishing: list[tuple[int, int, int, int]] = []
     next_finish = -1
     clock = idle = 0.0
     next_arrival = arrival[0]
@@ -128,11 +127,11 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             compute = tokens * per_token_compute + keys * per_key_compute
             memory = read + (keys + tokens) * per_key_memory
             clock += (compute if compute > memory else memory) + fixed + tokens * per_token
-            ends.append(clock)
             context += decoding
             if iteration == next_finish:
                 while finishing and finishing[0][0] == iteration:
-                    _, released_context, released_kv = heapq.heappop(finishing)
+                    _, released_context, released_kv, request = heapq.heappop(finishing)
+                    last_token[request] = clock
                     decoding -= 1
                     running -= 1
                     context -= released_context
@@ -148,22 +147,19 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             tokens, keys = decoding, context + decoding
         if joined_from != prefill_head:
             for request in range(joined_from, prefill_head):
-                first_iter[request] = iteration
+                first_token[request] = clock
                 out = output[request]
-                last = iteration + out - 1
-                last_iter[request] = last
                 if out == 1:
+                    last_token[request] = clock
                     kv_used -= need[request]
                     running -= 1
                     continue
                 decoding += 1
                 context += prompt[request]
-                heapq.heappush(finishing, (last, prompt[request] + out - 1, need[request]))
+                heapq.heappush(finishing, (iteration + out - 1, prompt[request] + out - 1, need[request], request))
                 next_finish = finishing[0][0]
         iteration += 1
-    end_times = np.asarray(ends)
-    first = end_times[np.asarray(first_iter, dtype=np.int64)] if n else np.empty(0)
-    last_t = end_times[np.asarray(last_iter, dtype=np.int64)] if n else np.empty(0)
+    first, last_t = np.asarray(first_token), np.asarray(last_token)
     steps = np.maximum(outputs - 1, 1)
     return ReplicaRun(
         ttft=first - times,
