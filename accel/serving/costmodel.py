@@ -119,26 +119,30 @@ class ReplicaCost:
         """One iteration: ``tokens`` new tokens (decode + prefill) attending ``keys`` cached+new keys in total."""
         if tokens <= 0:
             return 0.0
-        c = self.iteration_constants
-        weights = c[0] if c[0] >= 0 else self.streamed_weight_bytes(tokens)
-        compute = (tokens * c[1] + keys * c[2]) * c[3]
-        memory = (weights + (keys + tokens) * c[4]) * c[5]
-        return (compute if compute > memory else memory) + c[6] + tokens * c[7]
+        weights, per_token_compute, per_key_compute, per_key_memory, fixed, per_token = self.iteration_constants
+        if weights < 0:
+            weights = self.weight_seconds(tokens)
+        compute = tokens * per_token_compute + keys * per_key_compute
+        memory = weights + (keys + tokens) * per_key_memory
+        return (compute if compute > memory else memory) + fixed + tokens * per_token
+
+    def weight_seconds(self, tokens: int) -> float:
+        """Time to read the weights an iteration of ``tokens`` tokens touches (a constant unless MoE)."""
+        dense = self.iteration_constants[0]
+        return dense if dense >= 0 else self.streamed_weight_bytes(tokens) / self.bandwidth
 
     @cached_property
-    def iteration_constants(self) -> tuple[float, float, float, float, float, float, float, float]:
-        """The iteration formula's coefficients, folded once: (dense weight bytes or -1 for MoE, FLOPs per token,
-        FLOPs per key, 1 / (pp x peak), KV bytes per key / pp, 1 / bandwidth, fixed seconds, seconds per token)."""
+    def iteration_constants(self) -> tuple[float, float, float, float, float, float]:
+        """The iteration formula's coefficients, folded once into seconds so the simulation can inline it:
+        (dense weight-read seconds or -1 for MoE, compute seconds per token, compute seconds per key, memory
+        seconds per key or new token, fixed seconds, link seconds per token)."""
         model, pp = self.model, self.layout.pp
-        dense = -1.0 if model.moe else self.streamed_weight_bytes(1)
-        per_token_flops = model.linear_flops_per_token + model.window_flops_per_token
+        per_flop = 1 / (pp * self.peak)
         return (
-            dense,
-            per_token_flops,
-            model.attention_flops_coefficient,
-            1 / (pp * self.peak),
-            self.kv_per_token / pp,
-            1 / self.bandwidth,
+            -1.0 if model.moe else self.streamed_weight_bytes(1) / self.bandwidth,
+            (model.linear_flops_per_token + model.window_flops_per_token) * per_flop,
+            model.attention_flops_coefficient * per_flop,
+            self.kv_per_token / pp / self.bandwidth,
             self.collective_fixed + self.hop_fixed + self.overhead,
             self.collective_per_token + self.hop_per_token,
         )

@@ -12,6 +12,8 @@ gives the same run. Everything is per replica and scalar, so a million requests 
 
 from __future__ import annotations
 
+import heapq
+import math
 import time
 from collections.abc import Sequence
 
@@ -76,26 +78,32 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
             f"({cost.model.name}, {cost.layout.chips} x {cost.chip.name}); raise tp/pp or shorten requests"
         )
     arrival, prompt, output = times.tolist(), prompts.tolist(), outputs.tolist()
+    arrival.append(math.inf)  # sentinel: no arrival check needs a bounds test
     max_batch, budget_total = cost.layout.max_batch, cost.layout.chunk_tokens
-    step = cost.step_seconds
-    weights, flops_per_token, flops_per_key, per_flop, kv_per_key, per_byte, fixed, per_token = cost.iteration_constants
+    weight_seconds = cost.weight_seconds
+    weights, per_token_compute, per_key_compute, per_key_memory, fixed, per_token = cost.iteration_constants
     dense = weights >= 0
-    first_iter = [0] * n
-    last_iter = [0] * n
-    ends: list[float] = []
-    finishing: dict[int, list[int]] = {}  # iteration -> [sequences, context tokens, reserved KV tokens]
-    clock = busy = 0.0
+    first_token = [0.0] * n  # when each request's first and last tokens come out
+    last_token = [0.0] * n
+    # (last iteration, context tokens, reserved KV tokens, request) of every decoding sequence, soonest first:
+    # an iteration only compares its number against the next completion
+    finishing: list[tuple[int, int, int, int]] = []
+    next_finish = -1
+    clock = idle = 0.0
+    next_arrival = arrival[0]
     arrived = admitted = prefill_head = prefill_done = 0
     running = decoding = context = kv_used = iteration = 0
     while prefill_head < n or decoding:
-        while arrived < n and arrival[arrived] <= clock:
+        while next_arrival <= clock:
             arrived += 1
+            next_arrival = arrival[arrived]
         while admitted < arrived and running < max_batch and kv_used + need[admitted] <= capacity:
             kv_used += need[admitted]
             running += 1
             admitted += 1
         if not decoding and prefill_head == admitted:  # idle until the next arrival
-            clock = arrival[arrived]
+            idle += next_arrival - clock
+            clock = next_arrival
             continue
         budget = budget_total - decoding
         tokens, keys = decoding, context + decoding
@@ -111,41 +119,47 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
                 prefill_done = 0
             else:
                 prefill_done += take
-        if dense:  # the cost model's iteration formula, inlined (this loop runs millions of times)
-            compute = (tokens * flops_per_token + keys * flops_per_key) * per_flop
-            memory = (weights + (keys + tokens) * kv_per_key) * per_byte
-            seconds = (compute if compute > memory else memory) + fixed + tokens * per_token
-        else:
-            seconds = step(tokens, keys)
-        clock += seconds
-        busy += seconds
-        ends.append(clock)
-        context += decoding
-        done = finishing.pop(iteration, None)
-        if done is not None:
-            decoding -= done[0]
-            context -= done[1]
-            kv_used -= done[2]
-            running -= done[0]
-        for request in range(joined_from, prefill_head):
-            first_iter[request] = iteration
-            out = output[request]
-            last = iteration + out - 1
-            last_iter[request] = last
-            if out == 1:
-                kv_used -= need[request]
-                running -= 1
-                continue
-            decoding += 1
-            context += prompt[request]
-            slot = finishing.setdefault(last, [0, 0, 0])
-            slot[0] += 1
-            slot[1] += prompt[request] + out - 1
-            slot[2] += need[request]
+        # Run this iteration and, while they are pure decode, the next ones in place: until a sequence
+        # finishes while requests wait, or a request arrives while none wait, nothing else can happen.
+        horizon = -math.inf if tokens != decoding else next_arrival if admitted == arrived else math.inf
+        read = weights if dense else weight_seconds(tokens)
+        while True:  # the cost model's step_seconds, inlined (this loop runs millions of times)
+            compute = tokens * per_token_compute + keys * per_key_compute
+            memory = read + (keys + tokens) * per_key_memory
+            clock += (compute if compute > memory else memory) + fixed + tokens * per_token
+            context += decoding
+            if iteration == next_finish:
+                while finishing and finishing[0][0] == iteration:
+                    _, released_context, released_kv, request = heapq.heappop(finishing)
+                    last_token[request] = clock
+                    decoding -= 1
+                    running -= 1
+                    context -= released_context
+                    kv_used -= released_kv
+                next_finish = finishing[0][0] if finishing else -1
+                if admitted != arrived or not decoding:
+                    break
+                if not dense:
+                    read = weight_seconds(decoding)
+            if clock >= horizon:
+                break
+            iteration += 1
+            tokens, keys = decoding, context + decoding
+        if joined_from != prefill_head:
+            for request in range(joined_from, prefill_head):
+                first_token[request] = clock
+                out = output[request]
+                if out == 1:
+                    last_token[request] = clock
+                    kv_used -= need[request]
+                    running -= 1
+                    continue
+                decoding += 1
+                context += prompt[request]
+                heapq.heappush(finishing, (iteration + out - 1, prompt[request] + out - 1, need[request], request))
+                next_finish = finishing[0][0]
         iteration += 1
-    end_times = np.asarray(ends)
-    first = end_times[np.asarray(first_iter, dtype=np.int64)] if n else np.empty(0)
-    last_t = end_times[np.asarray(last_iter, dtype=np.int64)] if n else np.empty(0)
+    first, last_t = np.asarray(first_token), np.asarray(last_token)
     steps = np.maximum(outputs - 1, 1)
     return ReplicaRun(
         ttft=first - times,
@@ -154,7 +168,7 @@ def simulate_replica(cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, 
         output_tokens=int(outputs.sum()),
         input_tokens=int(prompts.sum()),
         iterations=iteration,
-        busy_seconds=busy,
+        busy_seconds=clock - idle,
         makespan=clock,
     )
 

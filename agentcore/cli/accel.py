@@ -20,6 +20,7 @@ from agentcore.accel.ledger import GROUP_KEYS, Ledger
 from agentcore.accel.serving.capacity import LLMCapacityQuestion, plan_llm_capacity
 from agentcore.accel.serving.catalogue import load_llms
 from agentcore.accel.serving.pricing import DEFAULT_SHAPE, RateCard, card_for
+from agentcore.accel.serving.validation import trn3_claims, validation_table
 from agentcore.accel.sim.capacity import CapacityQuestion, plan_capacity
 from agentcore.accel.sim.charts import line_chart
 from agentcore.accel.sim.config import load_config
@@ -348,6 +349,38 @@ def llm_cost(
             f"{card.usd_per_million_input:.4f}", f"{card.usd_per_million_output:.4f}",
             f"{card.joules_per_output_token:.3f}", f"{card.price(input_tokens, output_tokens).usd:.6f}",
         )  # fmt: skip
+    console.print(table)
+
+
+@app.command("validate")
+def validate(
+    llm_files: list[Path] = LLMS_OPTION,
+    paths: list[Path] = PATHS_OPTION,
+    settings: list[str] = SET_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """The LLM serving model against published results and AWS's Trn3-vs-Trn2 claims (simulated)."""
+    try:
+        catalog, llms = _catalog(paths, settings), load_llms(llm_files)
+        rows, claims = validation_table(catalog, llms), trn3_claims(catalog, llms)
+    except (AgentCoreError, ValidationError) as error:
+        fail(error, 2)
+    if as_json:
+        _emit({"simulated": True, "published": [row.model_dump() for row in rows],
+               "trn3_vs_trn2": [claim.model_dump() for claim in claims]})  # fmt: skip
+        return
+    table = Table("point", "metric", "published", "simulated", "error", "note", title="Published serving results")
+    for row in rows:
+        note = "known gap" if row.known_gap else "fitted" if row.fitted else "held out"
+        table.add_row(f"{row.device} tp{row.tp} {row.precision} {row.model} {row.shape}", row.metric,
+                      f"{row.published:,.2f}", f"{row.simulated:,.2f}", f"{row.error:+.1%}", note)  # fmt: skip
+    console.print(table)
+    table = Table("claim", "AWS", "simulated", "Trn3 W", "note", title="Trn3 Gen2 vs Trn2 UltraServer (Llama 3.1 70B)")
+    for claim in claims:
+        note = f"[yellow]{claim.note}[/yellow]" if claim.by_construction else claim.note
+        table.add_row(
+            claim.claim, f"{claim.published:.1f}x", f"{claim.simulated:.2f}x", f"{claim.trn3_watts:,.0f}", note
+        )
     console.print(table)
 
 

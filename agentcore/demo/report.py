@@ -138,5 +138,6 @@ def _llm_section(llm: LLMCosts) -> str:
         + "<p>The encoder work above is a few milliseconds of tiny batches: it is latency-bound (fixed per-call "
         "costs and link latency dominate), so Trn3's larger compute and bandwidth barely shorten it while its "
         "higher chip price and power still apply. LLM serving at saturation is where Trn3 gains (4.4x compute, "
-        "~4x bandwidth per UltraServer, ~1.4x tokens per joule); see docs/simulator.md, LLM serving.</p>"
+        "~4x bandwidth per UltraServer; its ~1.4x tokens per joule holds by construction, as Trn3's unpublished power "
+        "is derived from that claim); see docs/simulator.md, LLM serving.</p>"
     )

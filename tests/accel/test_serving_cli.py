@@ -1,4 +1,4 @@
-"""`agentcore accel llm-cost` and `agentcore accel capacity --sessions-per-s`: JSON, tables, exit codes."""
+"""`agentcore accel llm-cost`, `capacity --sessions-per-s` and `validate`: JSON, tables, exit codes."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ def test_llm_cost_prices_trainium_against_gpus() -> None:
     cards = json.loads(result.output)["cards"]
     assert set(cards) == {"trn3", "h100"} and all(card["simulated"] for card in cards.values())
     assert cards["trn3"]["usd_per_million_output"] > 0 and cards["trn3"]["shape"] == [1000, 200]
+    assert cards["trn3"]["model"] == "llama-3.1-8b"  # the model and the token counts assumed are stated
     assert not cards["trn3"]["projected"]
     table = runner.invoke(
         app, ["accel", "llm-cost", "--model", "gpt-oss-120b", "--device", "trn3", "--precision", "fp4"]
@@ -45,3 +46,16 @@ def test_capacity_for_llm_sessions() -> None:
     assert impossible.exit_code == 1 and "no layout" in impossible.output
     neither = runner.invoke(app, ["accel", "capacity", "--model", "minilm"])
     assert neither.exit_code == 2 and "--sessions-per-s" in neither.output
+
+
+def test_validate_shows_the_energy_check_is_circular_unless_the_power_is_set() -> None:
+    result = runner.invoke(app, ["accel", "validate", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    claims = {claim["key"]: claim for claim in data["trn3_vs_trn2"]}
+    assert data["simulated"] and len(data["published"]) >= 5
+    assert claims["energy"]["by_construction"] and claims["energy-at-press-hint"]["trn3_watts"] == 1000
+    table = runner.invoke(app, ["accel", "validate", "--set", "trn3.power_watts=900"])
+    assert table.exit_code == 0 and "by construction" not in table.output and "900" in table.output
+    bad = runner.invoke(app, ["accel", "validate", "--set", "trn3.power_watts"])
+    assert bad.exit_code == 2 and "expected CHIP.FIELD=NUMBER" in bad.output

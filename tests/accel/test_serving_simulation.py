@@ -12,7 +12,7 @@ from agentcore.accel.serving.catalogue import load_llms
 from agentcore.accel.serving.costmodel import Layout, ReplicaCost
 from agentcore.accel.serving.simulation import Requests, simulate, simulate_replica
 from agentcore.accel.sim.profiles import Figure, load_catalog
-from agentcore.accel.sim.workload import BurstArrivals, PoissonArrivals, TraceArrivals
+from agentcore.accel.sim.workload import Arrivals, BurstArrivals, PoissonArrivals, TraceArrivals
 
 
 def _cost(model: str = "llama-3.1-8b", **layout: object) -> ReplicaCost:
@@ -51,13 +51,18 @@ def test_decoding_sequences_share_iterations_with_new_prefills() -> None:
     assert batched.makespan < 2 * alone.makespan
 
 
-def test_kv_capacity_holds_back_admission_until_a_sequence_finishes() -> None:
+def _cost_with_kv_room(tokens: int) -> ReplicaCost:
+    """Llama 3.1 8B on one Trn3 with HBM left for only about ``tokens`` KV-cache tokens."""
     roomy = _cost()
     hbm = roomy.chip.hbm_gib.value * 2**30
-    fraction = (roomy.weight_bytes + 2100 * roomy.kv_per_token) / hbm  # room for 2,100 KV tokens
-    memory = Figure(value=fraction, assumption="test: KV room for two requests")
+    fraction = (roomy.weight_bytes + tokens * roomy.kv_per_token) / hbm
+    memory = Figure(value=fraction, assumption=f"test: KV room for {tokens:,} tokens")
     efficiency = roomy.efficiency.model_copy(update={"memory_fraction": memory})
-    cost = ReplicaCost(roomy.model, roomy.chip, efficiency, roomy.layout)
+    return ReplicaCost(roomy.model, roomy.chip, efficiency, roomy.layout)
+
+
+def test_kv_capacity_holds_back_admission_until_a_sequence_finishes() -> None:
+    cost = _cost_with_kv_room(2100)  # room for two requests
     assert 2010 <= cost.kv_capacity_tokens <= 2100
     run = simulate_replica(cost, np.zeros(3), np.full(3, 1000), np.full(3, 5))
     assert run.ttft[2] >= run.e2e[0] - 1e-12 and run.ttft[1] < run.e2e[0]
@@ -87,3 +92,86 @@ def test_arrival_processes_are_reproducible_and_goodput_counts_the_slo() -> None
     assert burst.requests == 100 and burst.ttft.p99_ms > burst.ttft.p50_ms and trace.requests == 3
     with pytest.raises(WorkloadError, match="replicas must be at least 1"):
         simulate(cost, poisson, replicas=0)
+
+
+def _reference_replica(
+    cost: ReplicaCost, times: np.ndarray, prompts: np.ndarray, outputs: np.ndarray
+) -> tuple[list[float], list[float], int]:
+    """The module docstring's rules, the plain way: per-request state, every sequence stepped every iteration."""
+    capacity, max_batch, budget_total = cost.kv_capacity_tokens, cost.layout.max_batch, cost.layout.chunk_tokens
+    n = len(times)
+    ttft, e2e = [0.0] * n, [0.0] * n
+    queue: list[int] = []
+    prefilling: list[list[int]] = []  # [request, prompt tokens done]
+    decoding: dict[int, list[int]] = {}  # request -> [context tokens, tokens still to produce]
+    clock, arrived, served, kv_used, iterations = 0.0, 0, 0, 0, 0
+    while served < n:
+        while arrived < n and times[arrived] <= clock:
+            queue.append(arrived)
+            arrived += 1
+        while queue and len(prefilling) + len(decoding) < max_batch:
+            need = int(prompts[queue[0]] + outputs[queue[0]])
+            if kv_used + need > capacity:
+                break
+            kv_used += need
+            prefilling.append([queue.pop(0), 0])
+        if not prefilling and not decoding:
+            clock = float(times[arrived])
+            continue
+        tokens = len(decoding)
+        keys = sum(context + 1 for context, _ in decoding.values())
+        budget, joined = budget_total - tokens, []
+        for entry in list(prefilling):
+            if budget <= 0:
+                break
+            request, done = entry
+            take = min(int(prompts[request]) - done, budget)
+            keys += sum(done + k for k in range(1, take + 1))
+            tokens, budget, entry[1] = tokens + take, budget - take, done + take
+            if entry[1] == prompts[request]:
+                prefilling.remove(entry)
+                joined.append(request)
+        clock += cost.step_seconds(tokens, keys)
+        iterations += 1
+        for request, state in list(decoding.items()):
+            state[0] += 1
+            state[1] -= 1
+            if not state[1]:
+                del decoding[request]
+                kv_used -= int(prompts[request] + outputs[request])
+                e2e[request], served = clock - times[request], served + 1
+        for request in joined:
+            ttft[request] = clock - times[request]
+            if outputs[request] == 1:
+                kv_used -= int(prompts[request] + outputs[request])
+                e2e[request], served = ttft[request], served + 1
+            else:
+                decoding[request] = [int(prompts[request]), int(outputs[request]) - 1]
+    return ttft, e2e, iterations
+
+
+@pytest.mark.parametrize(
+    ("cost", "arrivals"),
+    [  # chunked prefill and a batch limit
+        (_cost(max_batch=16, chunk_tokens=512), PoissonArrivals(rate=30, requests=300)),
+        # decoding fills the iteration budget: no room for prefill until a sequence finishes
+        (_cost(max_batch=4, chunk_tokens=2), PoissonArrivals(rate=5, requests=300)),
+        # tensor parallel, mostly pure-decode iterations between arrivals
+        (_cost("llama-3.1-70b", tp=4, max_batch=64), PoissonArrivals(rate=60, requests=300)),
+        # MoE: the weights read depend on the batch
+        (_cost("gpt-oss-120b", max_batch=32, chunk_tokens=1024), PoissonArrivals(rate=40, requests=300)),
+        # overloaded: a queue waits for the batch limit
+        (_cost(max_batch=256), PoissonArrivals(rate=400, requests=300)),
+        # bursts wait for KV room that finishing sequences free
+        (_cost_with_kv_room(3000), BurstArrivals(size=40, bursts=3, interval_s=0.5)),
+    ],
+    ids=["chunked", "no-prefill-room", "tp4", "moe", "batch-queue", "kv-queue"],
+)
+def test_simulation_matches_a_straightforward_reference(cost: ReplicaCost, arrivals: Arrivals) -> None:
+    requests = Requests(arrivals=arrivals, input_tokens=300, output_tokens=40, spread=0.9, seed=3)
+    times, prompts, outputs = requests.draw()
+    ttft, e2e, iterations = _reference_replica(cost, times, prompts, outputs)
+    run = simulate_replica(cost, times, prompts, outputs)
+    assert run.iterations == iterations
+    np.testing.assert_allclose(run.ttft, ttft, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(run.e2e, e2e, rtol=1e-12, atol=1e-12)
