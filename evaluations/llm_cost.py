@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentcore.accel.serving.pricing import RateCard
+from agentcore.accel.serving.catalogue import LLMCatalogue
+from agentcore.accel.serving.pricing import DEFAULT_SHAPE, RateCard, rate_cards
+from agentcore.accel.sim.profiles import ProfileCatalog
 from agentcore.errors import ConfigError
 from agentcore.evaluations.trace import Session
 
@@ -98,3 +100,18 @@ def price_sessions(sessions: Sequence[Session], cards: Mapping[str, RateCard]) -
         input_tokens=sum(entry.input_tokens for entry in priced),
         output_tokens=sum(entry.output_tokens for entry in priced),
     )
+
+
+def price_traces(
+    sessions: Sequence[Session],
+    catalogue: LLMCatalogue,
+    profiles: ProfileCatalog,
+    model: str,
+    devices: Sequence[str],
+    *,
+    precision: str | None = None,
+) -> TraceCost:
+    """``sessions``' model calls priced as ``model`` on each of ``devices``, with cards made at the traces' mean call
+    shape: what ``agentcore accel price-traces`` prints and ``agentcore eval run`` puts in its reports."""
+    shape = mean_call_shape(sessions, DEFAULT_SHAPE)
+    return price_sessions(sessions, rate_cards(catalogue, profiles, model, devices, precision=precision, shape=shape))

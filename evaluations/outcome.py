@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcore.evaluations.errors import SuiteError
+from agentcore.evaluations.llm_cost import TraceCost
 from agentcore.evaluations.result import EvaluatorResult, Level, Status
 from agentcore.evaluations.suite import Gate
 
@@ -47,6 +50,18 @@ class EvaluatorSummary(BaseModel):
         return all(check.passed for check in self.checks)
 
 
+class RunTiming(BaseModel):
+    """When ``agentcore eval run`` ran the suite (UTC): the one part of a report that differs between identical runs,
+    so the library's :meth:`EvaluationSuite.run` leaves it out and the CLI adds it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    version: Literal[1] = 1
+    started_at: datetime
+    finished_at: datetime
+    duration_s: float = Field(ge=0)
+
+
 class Outcome(BaseModel):
     """Everything a report shows: the suite, per-evaluator summaries, every result, and the verdict."""
 
@@ -58,6 +73,8 @@ class Outcome(BaseModel):
     summaries: tuple[EvaluatorSummary, ...]
     results: tuple[EvaluatorResult, ...]
     passed: bool
+    timing: RunTiming | None = Field(default=None, description="added by the CLI; absent in reports before it")
+    llm_cost: TraceCost | None = Field(default=None, description="the traces' LLM calls priced (simulated)")
 
 
 def _round(value: float) -> float:

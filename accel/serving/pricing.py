@@ -9,12 +9,14 @@ degree whose weights take at most half the usable memory, at FP8 where the chip 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentcore.accel.errors import ProfileError
 from agentcore.accel.serving.catalogue import Architecture, LLMCatalogue
 from agentcore.accel.serving.costmodel import WEIGHT_BYTES, Layout, ReplicaCost
-from agentcore.accel.sim.profiles import ChipSpec
+from agentcore.accel.sim.profiles import ChipSpec, ProfileCatalog
 
 DEFAULT_SHAPE = (2000, 300)  # input, output tokens of a typical agent turn (history included)
 
@@ -114,3 +116,19 @@ def card_for(
     architecture = catalogue.model(model)
     layout = default_layout(architecture, chip, precision)
     return rate_card(ReplicaCost(architecture, chip, catalogue.efficiency(chip.key), layout), shape)
+
+
+def rate_cards(
+    catalogue: LLMCatalogue,
+    profiles: ProfileCatalog,
+    model: str,
+    devices: Sequence[str],
+    *,
+    precision: str | None = None,
+    shape: tuple[int, int] = DEFAULT_SHAPE,
+) -> dict[str, RateCard]:
+    """``model``'s card on each of ``devices`` (chips or systems; a system is priced as its chip), by device name."""
+    return {
+        device: card_for(catalogue, profiles.profile(device).chip, model, precision=precision, shape=shape)
+        for device in devices
+    }

@@ -19,7 +19,7 @@ from agentcore.accel.errors import ProfileError, WorkloadError
 from agentcore.accel.ledger import GROUP_KEYS, Ledger
 from agentcore.accel.serving.capacity import LLMCapacityQuestion, plan_llm_capacity
 from agentcore.accel.serving.catalogue import load_llms
-from agentcore.accel.serving.pricing import DEFAULT_SHAPE, RateCard, card_for
+from agentcore.accel.serving.pricing import RateCard, rate_cards
 from agentcore.accel.serving.validation import trn3_claims, validation_table
 from agentcore.accel.sim.capacity import CapacityQuestion, plan_capacity
 from agentcore.accel.sim.charts import line_chart
@@ -310,11 +310,7 @@ def _cards(
     model: str, devices: list[str], shape: tuple[int, int], precision: str | None, llm_files: list[Path],
     paths: list[Path], settings: list[str],
 ) -> dict[str, RateCard]:  # fmt: skip
-    catalog, llms = _catalog(paths, settings), load_llms(llm_files)
-    return {
-        device: card_for(llms, catalog.profile(device).chip, model, precision=precision, shape=shape)
-        for device in devices
-    }
+    return rate_cards(load_llms(llm_files), _catalog(paths, settings), model, devices, precision=precision, shape=shape)
 
 
 @app.command("llm-cost")
@@ -398,13 +394,11 @@ def price_traces(
 ) -> None:
     """Simulated cost of the traces' LLM calls (their token usage) per session, per tenant and in total."""
     from agentcore.evaluations.importers import load_sessions
-    from agentcore.evaluations.llm_cost import mean_call_shape, price_sessions
+    from agentcore.evaluations.llm_cost import price_traces
 
     try:
-        sessions = load_sessions(traces)
-        shape = mean_call_shape(sessions, DEFAULT_SHAPE)
-        cards = _cards(model, [device, *versus], shape, None, llm_files, paths, settings)
-        report = price_sessions(sessions, cards)
+        devices = [device, *versus]
+        report = price_traces(load_sessions(traces), load_llms(llm_files), _catalog(paths, settings), model, devices)
     except (AgentCoreError, ValidationError) as error:
         fail(error, 2)
     if chart is not None:

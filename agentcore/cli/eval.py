@@ -5,6 +5,7 @@ Exit codes of ``run`` and ``compare``: 0 every gate met, 1 a gate failed, 2 bad 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,11 +16,13 @@ from rich.table import Table
 from agentcore.cli.output import errors, fail, progress
 
 if TYPE_CHECKING:
+    from agentcore.evaluations.llm_cost import TraceCost
     from agentcore.evaluations.trace import Session
 
 app = typer.Typer(help="Evaluate agent traces: run suites with CI gates, list the evaluators.", no_args_is_help=True)
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+DEFAULT_LLM, DEFAULT_DEVICE = "llama-3.1-70b", "trn3"  # what LLM calls are priced as when not told otherwise
 AS_JSON = typer.Option(False, "--json", help="Print the JSON report on stdout instead of the table.")
 
 
@@ -42,12 +45,20 @@ def run(
         None, "--backend", help="Where model batches run: local or ray (default: [accel] backend, else local)."
     ),
     address: str | None = typer.Option(None, "--address", help="Ray cluster address (default: a local Ray instance)."),
+    price_model: str = typer.Option(
+        DEFAULT_LLM, "--price-model", help="The catalogue LLM the traces' LLM calls are priced as (simulated)."
+    ),
+    price_device: str = typer.Option(DEFAULT_DEVICE, "--price-device", help="The device to price LLM calls on."),
+    price_vs: list[str] = typer.Option(
+        [], "--price-vs", help="More devices to price them on (repeatable), e.g. --price-vs trn2 --price-vs h100."
+    ),
     as_json: bool = AS_JSON,
 ) -> None:
     """Run SUITE; exit 0 when every threshold is met, 1 when one fails, 2 on bad input."""
     from agentcore.accel.runtime import Accelerator
     from agentcore.errors import AgentCoreError
     from agentcore.evaluations.api import EvaluationSuite
+    from agentcore.evaluations.outcome import RunTiming
     from agentcore.evaluations.reports import render_html, render_json, render_junit, render_markdown
 
     if backend not in (None, "local", "ray"):
@@ -55,10 +66,15 @@ def run(
     try:
         accelerator = Accelerator(backend=backend, address=address) if backend or address else None  # type: ignore[arg-type]
         runner = EvaluationSuite.from_file(suite, accelerator=accelerator)
+        llm_cost = _llm_cost(runner.suite.sessions(), price_model, [price_device, *price_vs])
+        started = datetime.now(UTC)
         with progress("evaluating", len(runner.evaluators)) as update:
             outcome = runner.run(baseline=baseline, cache=not no_cache, progress=lambda done, total: update(done, None))
+        finished = datetime.now(UTC)
     except AgentCoreError as error:
         fail(error, EXIT_BAD_INPUT)
+    timing = RunTiming(started_at=started, finished_at=finished, duration_s=(finished - started).total_seconds())
+    outcome = outcome.model_copy(update={"timing": timing, "llm_cost": llm_cost})
     for path, render, mode in (
         (json_report, render_json, "w"),
         (junit, render_junit, "w"),
@@ -87,27 +103,25 @@ def run(
             gates,
         )
     Console().print(table)
-    _llm_spend(runner.suite.sessions(), errors)
+    if llm_cost is not None and llm_cost.priced_calls:
+        spent = ", ".join(f"${llm_cost.totals[device]:.4f} on {device}" for device in llm_cost.devices)
+        errors.print(
+            f"LLM calls in these traces: {llm_cost.priced_calls} with {llm_cost.input_tokens:,} input / "
+            f"{llm_cost.output_tokens:,} output tokens, simulated {spent} as {llm_cost.model} (in the reports)",
+            soft_wrap=True,
+        )
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
 
 
-def _llm_spend(sessions: list[Session], console: Console, model: str = "llama-3.1-70b", device: str = "trn3") -> None:
-    """One line: the traces' LLM token usage priced as ``model`` on ``device`` (simulated), when they carry any."""
-    from agentcore.accel.serving.pricing import DEFAULT_SHAPE, card_for
-    from agentcore.accel.serving.usage import shipped_catalogues
-    from agentcore.evaluations.llm_cost import mean_call_shape, price_sessions
+def _llm_cost(sessions: list[Session], model: str, devices: list[str]) -> TraceCost | None:
+    """The traces' LLM calls priced as ``model`` on ``devices`` (simulated); None when the traces have no LLM call."""
+    from agentcore.accel.serving.catalogue import load_llms
+    from agentcore.accel.sim.config import load_config
+    from agentcore.evaluations.llm_cost import price_traces
 
-    if not any(call.input_tokens or call.output_tokens for session in sessions for call in session.model_calls):
-        return
-    profiles, llms = shipped_catalogues()
-    shape = mean_call_shape(sessions, DEFAULT_SHAPE)
-    cost = price_sessions(sessions, {device: card_for(llms, profiles.chips[device], model, shape=shape)})
-    console.print(
-        f"LLM calls in these traces: {cost.priced_calls} with {cost.input_tokens:,} input / {cost.output_tokens:,} "
-        f"output tokens, simulated ${cost.totals[device]:.4f} as {model} on {device} "
-        f"(agentcore accel price-traces compares devices)",
-        soft_wrap=True,
-    )
+    if not any(session.model_calls for session in sessions):
+        return None
+    return price_traces(sessions, load_llms(), load_config().catalog(), model, list(dict.fromkeys(devices)))
 
 
 def _loss(item: str) -> tuple[str, float]:

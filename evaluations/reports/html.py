@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from agentcore.evaluations.outcome import EvaluatorSummary, Outcome
+from agentcore.evaluations.reports.cost import cost_note, cost_rows, ran, usd
 
 _BINS = 10
 _PASS, _FAIL, _BAR = "#2e7d32", "#c62828", "#1565c0"
@@ -134,6 +135,31 @@ def _summary_row(summary: EvaluatorSummary) -> str:
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 
 
+def _llm_cost(outcome: Outcome) -> str:
+    """Simulated spend per tenant and per session on each device, or nothing when the traces made no LLM call."""
+    cost = outcome.llm_cost
+    if cost is None:
+        return ""
+    head = "".join(f"<th>{escape(device)} (simulated)</th>" for device in cost.devices)
+    totals = "".join(
+        f"<tr><td>{escape(label)}</td>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+        for label, cells in cost_rows(cost)
+    )
+    sessions = "".join(
+        f"<tr><td>{escape(entry.session)}</td><td>{escape(entry.tenant)}</td><td>{entry.calls}</td>"
+        f"<td>{entry.input_tokens:,}</td><td>{entry.output_tokens:,}</td>"
+        + "".join(f"<td>{usd(entry.usd[device])}</td>" for device in cost.devices)
+        + "</tr>"
+        for entry in cost.sessions
+    )
+    return (
+        f'<h2>Simulated LLM serving cost</h2><p class="simulated">{escape(cost_note(cost))}</p>'
+        f'<table class="llm-cost"><tr><th>Tenant</th>{head}</tr>{totals}</table>'
+        f'<table class="llm-sessions"><tr><th>Session</th><th>Tenant</th><th>LLM calls</th><th>Input tokens</th>'
+        f"<th>Output tokens</th>{head}</tr>{sessions}</table>"
+    )
+
+
 def render_html(outcome: Outcome) -> str:
     verdict = '<span class="pass">passed</span>' if outcome.passed else '<span class="fail">failed</span>'
     rows = "".join(_summary_row(summary) for summary in outcome.summaries)
@@ -148,13 +174,14 @@ def render_html(outcome: Outcome) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Evaluation: {title}</title><style>{_STYLE}</style></head>
 <body><h1>Evaluation: {title} — {verdict}</h1>
-<p>{outcome.sessions} sessions, {len(outcome.results)} results.</p>
+<p>{ran(outcome)}{outcome.sessions} sessions, {len(outcome.results)} results.</p>
 <table><tr><th>Evaluator</th><th>Level</th><th>Judged</th><th>Coverage</th><th>Mean</th><th>Min</th><th>Pass rate</th>
 <th>vs baseline</th><th>Gates</th></tr>
 {rows}</table>
 <h2>Score distribution per evaluator</h2><div class="charts">{histograms}</div>
 <h2>Pass / fail</h2>{_pass_fail(outcome)}
 <h2>Change versus baseline</h2>{_regressions(outcome)}
+{_llm_cost(outcome)}
 <h2>Failing results</h2>
 <table><tr><th>Evaluator</th><th>Target</th><th>Label</th><th>Explanation</th></tr>{failures}</table>
 </body></html>

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentcore.evaluations.outcome import Outcome
+from agentcore.evaluations.reports.cost import cost_note, cost_rows, ran
 
 _MAX_FAILURES = 20
 
@@ -16,7 +17,7 @@ def render_markdown(outcome: Outcome) -> str:
     lines = [
         f"## Evaluation: {outcome.suite} — {verdict}",
         "",
-        f"{outcome.sessions} sessions, {len(outcome.results)} results.",
+        f"{ran(outcome)}{outcome.sessions} sessions, {len(outcome.results)} results.",
         "",
         "| Evaluator | Level | Judged | Coverage | Mean | Min | Pass rate | vs baseline | Gates |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
@@ -28,6 +29,18 @@ def render_markdown(outcome: Outcome) -> str:
             f"| {summary.evaluator} | {summary.level.value} | {summary.count} | {summary.coverage:.0%} "
             f"| {summary.mean:.3f} | {summary.minimum:.3f} | {summary.pass_rate:.0%} | {delta} | {gates} |"
         )
+    if outcome.llm_cost is not None:
+        devices = outcome.llm_cost.devices
+        lines += [
+            "",
+            "### Simulated LLM serving cost",
+            "",
+            cost_note(outcome.llm_cost),
+            "",
+            "| Tenant | " + " | ".join(devices) + " |",
+            "|---|" + "---:|" * len(devices),
+        ]
+        lines += [f"| {_cell(label)} | " + " | ".join(cells) + " |" for label, cells in cost_rows(outcome.llm_cost)]
     failures = [result for result in outcome.results if result.judged and not result.passed]
     if failures:
         lines += [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +97,37 @@ def test_price_traces_command(tmp_path: Path) -> None:
     assert missing.exit_code == 2
     unknown = runner.invoke(app, ["accel", "price-traces", str(traces), "--model", "gpt-9"])
     assert unknown.exit_code == 2 and "unknown LLM 'gpt-9'" in unknown.output
+
+
+def test_eval_run_prices_llm_calls_and_times_the_run_in_every_report(tmp_path: Path) -> None:
+    traces = _write_traces(tmp_path / "traces.json")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f'[suite]\nname = "priced"\ntraces = ["{traces.name}"]\n'
+        '[[evaluators]]\nid = "Custom.Order"\ntype = "keywords"\noptions = { keywords = ["order"], mode = "any" }\n'
+    )
+    out = tmp_path / "out"
+    files = ["--report", str(out / "r.json"), "--html", str(out / "r.html"), "--markdown", str(out / "s.md")]
+    before = datetime.now(UTC)
+    result = runner.invoke(app, ["eval", "run", str(suite), "--no-cache", "--price-vs", "h100", *files])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "r.json").read_text())
+    cost, timing = report["llm_cost"], report["timing"]
+    assert cost["simulated"] and cost["devices"] == ["trn3", "h100"] and cost["model"] == "llama-3.1-70b"
+    assert (cost["priced_calls"], cost["unpriced_calls"]) == (3, 1) and set(cost["tenants"]) == {"acme", "globex"}
+    sessions, llms = load_sessions(traces), load_llms()
+    expected = price_sessions(sessions, {d: card_for(llms, load_catalog().chips[d], "llama-3.1-70b",
+                                                     shape=mean_call_shape(sessions, (1, 1))) for d in ("trn3", "h100")})  # fmt: skip
+    assert cost["totals"] == pytest.approx(expected.totals)
+    started, finished = datetime.fromisoformat(timing["started_at"]), datetime.fromisoformat(timing["finished_at"])
+    assert timing["version"] == 1 and before <= started <= finished <= datetime.now(UTC)
+    assert timing["duration_s"] == pytest.approx((finished - started).total_seconds())
+    html, markdown = (out / "r.html").read_text(), (out / "s.md").read_text()
+    for text in (html, markdown):
+        assert "Simulated LLM serving cost" in text and "3 LLM calls with 6,000 input / 800 output tokens" in text
+        assert f"${expected.totals['h100']:.6f}" in text and f"Ran {started:%Y-%m-%d %H:%M:%S}Z" in text
+    assert "globex" in html and f"${expected.sessions[1].usd['trn3']:.6f}" in html
+    unknown = runner.invoke(app, ["eval", "run", str(suite), "--price-model", "gpt-9"])
+    assert unknown.exit_code == 2 and "unknown LLM 'gpt-9'" in unknown.output
+    bad_device = runner.invoke(app, ["eval", "run", str(suite), "--price-device", "tpu9"])
+    assert bad_device.exit_code == 2 and "tpu9" in bad_device.output

@@ -60,6 +60,7 @@ def test_json_report_is_versioned_and_byte_identical(accelerator, outcome) -> No
     data = json.loads(first)
     assert data["schema_version"] == "agentcore.eval-report/1"
     assert all("cpu_seconds" not in usage for result in data["results"] for usage in result["usage"])
+    assert "timing" not in data and "llm_cost" not in data, "the library's report carries nothing run-dependent"
 
 
 def test_junit_report_follows_the_junit_schema(outcome) -> None:  # type: ignore[no-untyped-def]
