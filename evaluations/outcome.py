@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from agentcore.evaluations.errors import SuiteError
 from agentcore.evaluations.llm_cost import TraceCost
@@ -57,8 +56,8 @@ class RunTiming(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     version: Literal[1] = 1
-    started_at: datetime
-    finished_at: datetime
+    started_at: AwareDatetime
+    finished_at: AwareDatetime
     duration_s: float = Field(ge=0)
 
 

@@ -7,6 +7,7 @@ repository root); by default they stay under the test's tmp folder.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -126,8 +127,9 @@ roles_claim = "roles"
 
 
 def _eval_reports(root: Path) -> Path:
-    """Two runs of a real suite written by ``agentcore eval run --json``, a day apart: the example traces, then a
-    regressed copy whose agent cancels with the wrong tool (so the second run has failing targets)."""
+    """Two runs of a real suite written by ``agentcore eval run --report``, a day apart (the first's recorded times
+    moved back a day): the example traces, then a regressed copy whose agent cancels with the wrong tool (so the
+    second run has failing targets)."""
     reports = root / "reports"
     original = REPO / "examples" / "evals" / "traces.jsonl"
     regressed = root / "traces-regressed.jsonl"
@@ -141,8 +143,12 @@ def _eval_reports(root: Path) -> Path:
         suite.write_text(SUITE.format(traces=traces), encoding="utf-8")
         done = CliRunner().invoke(cli, ["eval", "run", str(suite), "--report", str(reports / name), "--no-cache"])
         assert done.exit_code == index, done.output  # the regressed run fails its gate
-        stamp = time.time() - 86400 * (1 - index)
-        os.utime(reports / name, (stamp, stamp))
+        if index == 0:
+            report = json.loads((reports / name).read_text(encoding="utf-8"))
+            for key in ("started_at", "finished_at"):
+                moment = datetime.datetime.fromisoformat(report["timing"][key]) - datetime.timedelta(days=1)
+                report["timing"][key] = moment.isoformat()
+            (reports / name).write_text(json.dumps(report), encoding="utf-8")
     return reports
 
 

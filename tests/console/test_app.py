@@ -3,6 +3,8 @@ approver roles checked as the API checks them, exactly-once execution, audit fil
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sqlite3
 import time
@@ -136,6 +138,30 @@ def test_evaluation_runs_trends_and_failing_targets(client: TestClient) -> None:
     assert "sess-cancel-001" in failing and "modify_pending_order" in failing, "the failing target and why"
     assert re.search(r"<td>-0\.\d{3}</td>", run), "the drop since the previous run"
     assert client.get("/evals/../../etc/passwd").status_code == 404
+
+
+def test_run_times_come_from_the_report_and_old_reports_fall_back_to_file_time(world: World) -> None:
+    from agentcore.console.pages import evals
+
+    (first, second), _ = evals.load(world.reports)
+    assert [run.id for run in (first, second)] == ["2026-11-30.json", "2026-12-01.json"]
+    assert not first.from_file_time and first.outcome.timing is not None
+    assert first.at == first.outcome.timing.started_at.timestamp()
+    assert 0.9 * 86400 < second.at - first.at < 1.1 * 86400, "the recorded start, not the file's time"
+    old = json.loads((world.reports / "2026-12-01.json").read_text(encoding="utf-8"))
+    del old["timing"]  # as written before the field existed
+    (world.reports / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    os.utime(world.reports / "old.json", (1_700_000_000, 1_700_000_000))
+    runs, _ = evals.load(world.reports)
+    (legacy,) = [run for run in runs if run.id == "old.json"]
+    assert legacy.from_file_time and legacy.at == 1_700_000_000 and legacy.duration_s is None
+    assert runs[0] is legacy, "ordered by time"
+    with TestClient(create_app(world.settings), base_url="http://127.0.0.1") as client:
+        _sign_in(client, "dev", ["developer"])
+        page = client.get("/evals").text
+        assert page.count("(file time)") == 1 and "2023-11-14 22:13:20Z" in page
+        assert "file modified 2023-11-14 22:13:20Z" in client.get("/evals/old.json").text
+        assert re.search(r"started \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, took \d", client.get("/evals/2026-12-01.json").text)
 
 
 def test_spend_by_tenant_and_device_profile(client: TestClient, world: World) -> None:

@@ -1,7 +1,8 @@
 """Evaluation runs: the JSON reports ``agentcore eval run --report`` wrote, trends per evaluator, failing targets.
 
-A run's time is its report file's modification time (the report itself is byte-identical for identical input, so
-it carries none). Files that are not evaluation reports are listed as unreadable with the reason, never dropped.
+A run's time is the start the CLI wrote into its report (``timing``); reports written before that field existed
+fall back to their file's modification time, labelled as such, since a copy or checkout changes it. Files that are
+not evaluation reports are listed as unreadable with the reason, never dropped.
 """
 
 from __future__ import annotations
@@ -20,8 +21,19 @@ from agentcore.evaluations.result import EvaluatorResult
 @dataclass(frozen=True)
 class Run:
     id: str  # the report's path relative to the reports folder
-    at: float
+    at: float  # when it started (UTC epoch seconds)
     outcome: Outcome
+    from_file_time: bool = False  # an old report without ``timing``: ``at`` is the file's modification time
+
+    @property
+    def duration_s(self) -> float | None:
+        return self.outcome.timing.duration_s if self.outcome.timing is not None else None
+
+
+def _run(rel: str, path: Path, outcome: Outcome) -> Run:
+    if outcome.timing is not None:
+        return Run(rel, outcome.timing.started_at.timestamp(), outcome)
+    return Run(rel, path.stat().st_mtime, outcome, from_file_time=True)
 
 
 @dataclass(frozen=True)
@@ -41,7 +53,7 @@ def load(folder: Path | None) -> tuple[list[Run], list[Unreadable]]:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.get("schema_version") != REPORT_SCHEMA:
                 continue  # some other JSON file (a comparison, a trace export): not a run
-            runs.append(Run(rel, path.stat().st_mtime, Outcome.model_validate(data)))
+            runs.append(_run(rel, path, Outcome.model_validate(data)))
         except (OSError, json.JSONDecodeError, ValidationError) as error:
             bad.append(Unreadable(rel, f"{type(error).__name__}: {str(error).splitlines()[0]}"))
     return sorted(runs, key=lambda r: (r.at, r.id)), bad
