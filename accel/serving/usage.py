@@ -28,7 +28,8 @@ def shipped_catalogues() -> tuple[ProfileCatalog, LLMCatalogue]:
 
 
 @lru_cache(maxsize=256)
-def _card(model: str, device: str) -> RateCard:
+def shipped_card(model: str, device: str) -> RateCard:
+    """``model``'s rate card on the shipped chip ``device`` at the default request shape (cached)."""
     profiles, llms = shipped_catalogues()
     chip = profiles.chips.get(device)
     if chip is None:
@@ -82,6 +83,6 @@ def record_llm_usage(
     user: str | None = None,
 ) -> Receipt:
     """Price one LLM call of ``model`` served on ``device`` and record it in ``ledger``; returns the receipt."""
-    receipt = llm_receipt(_card(model, device), input_tokens, output_tokens, tenant=tenant, agent=agent, user=user)
+    receipt = llm_receipt(shipped_card(model, device), input_tokens, output_tokens, tenant=tenant, agent=agent, user=user)
     ledger.record(receipt)
     return receipt

@@ -95,6 +95,15 @@ class SimulatedDevice:
             placed = self._placed[key] = _Placed(ReplicaPool(cores, self._core_free))
         return placed
 
+    def batch_seconds(self, model: SimModel, size: int, seq: int, precision: str) -> float:
+        """One core's service time for a batch of ``size`` sequences of ``seq`` tokens (no queueing)."""
+        return float(self.service.table(model, seq, precision, max(size, self.max_batch)).seconds[size])
+
+    def spend(self, seconds: float) -> tuple[float, float]:
+        """Simulated (dollars, joules) of ``seconds`` of one core's time."""
+        profile = self.profile
+        return seconds * profile.usd_per_core_second, seconds * (profile.core_active_watts + profile.core_idle_watts)
+
     def charge(self, model: SimModel, batches: Sequence[tuple[int, int]], precision: str) -> Charge:
         """Charge a call made of ``(batch size, sequence length)`` batches, arriving now."""
         with self._lock:
@@ -106,23 +115,15 @@ class SimulatedDevice:
                 return Charge(rejected=True)
             shares, queue, finish = [], 0.0, now
             for size, seq in batches:
-                table = self.service.table(model, seq, precision, max(size, self.max_batch))
+                seconds = self.batch_seconds(model, size, seq, precision)
                 free_at, core = placed.pool.earliest()
                 start = max(now, free_at)
-                seconds = float(table.seconds[size])
                 placed.pool.occupy(core, start + seconds)
                 if start > now:
                     heapq.heappush(placed.starts, start)
                 queue += start - now
                 finish = max(finish, start + seconds)
-                shares.append(
-                    DeviceShare(
-                        device=self.device_id(core),
-                        seconds=seconds,
-                        usd=seconds * self.profile.usd_per_core_second,
-                        joules=seconds * (self.profile.core_active_watts + self.profile.core_idle_watts),
-                    )
-                )
+                shares.append(DeviceShare(self.device_id(core), seconds, *self.spend(seconds)))
         return Charge(
             queue_seconds=queue,
             device_seconds=sum(share.seconds for share in shares),

@@ -220,19 +220,20 @@ class Console:
     def spend_page(self, request: Request) -> Response:
         approver = self.signed_in(request)
         groups = {group: spend.by_group(self.ledger, group) for group in spend.GROUPS}
-        profiles = spend.by_profile(self.ledger)
+        replayed = spend.same_work(self.ledger)
         over_time = spend.daily(self.ledger)
         daily_chart = charts.line_chart(
             over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated USD",
             x_format=lambda ts: _when(ts)[:10], y_format=lambda v: f"${v:.2g}", time_axis=True,
         )  # fmt: skip
-        profile_chart = charts.bar_chart(
-            [(p.profile, p.usd_per_1k_items) for p in profiles], title="Simulated cost per 1,000 items by device",
-            x_label="device profile", y_label="simulated USD / 1k items", y_format=lambda v: f"${v:.2g}",
+        device_chart = charts.bar_chart(
+            [(device, replayed.totals[device].usd) for device in replayed.devices],
+            title="Simulated cost of the recorded work on each device", x_label="device", y_label="simulated USD",
+            y_format=lambda v: f"${v:.2g}",
         )  # fmt: skip
         return self.page(
-            request, "spend.html", approver, groups=groups, profiles=profiles, daily_chart=daily_chart,
-            profile_chart=profile_chart, has_daily=bool(over_time),
+            request, "spend.html", approver, groups=groups, replayed=replayed, daily_chart=daily_chart,
+            device_chart=device_chart, has_daily=bool(over_time),
         )  # fmt: skip
 
 

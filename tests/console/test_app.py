@@ -164,16 +164,30 @@ def test_run_times_come_from_the_report_and_old_reports_fall_back_to_file_time(w
         assert re.search(r"started \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, took \d", client.get("/evals/2026-12-01.json").text)
 
 
-def test_spend_by_tenant_and_device_profile(client: TestClient, world: World) -> None:
+def test_spend_by_tenant_and_the_same_work_on_trn2_and_trn3(client: TestClient, world: World) -> None:
     from agentcore import Accelerator
     from agentcore.accel.ledger import Ledger
+    from agentcore.accel.serving.usage import record_llm_usage, shipped_card
+    from agentcore.console.pages import spend
 
     ledger = Ledger(f"sqlite:///{world.root / 'gw.db'}")
     for profile in ("trn2.48xlarge", "trn3-ultraserver-gen1"):
         accelerator = Accelerator(device=profile, ledger=ledger)
         accelerator.embed(["refund policy", "order status"], tenant="acme", agent="helpdesk-bot", user="alice")
+    record_llm_usage(ledger, "llama-3.1-70b", 2400, 350, device="trn3", tenant="acme", agent="helpdesk-bot")
+    record_llm_usage(ledger, "llama-3.1-8b", 900, 120, device="trn2", tenant="globex")
     ledger.flush()
+    replayed = spend.same_work(ledger)
+    assert replayed.devices == ["trn2", "trn3"] and set(replayed.kinds) == {"embedding", "llm"}
+    assert not replayed.skipped and replayed.totals["trn2"].calls == replayed.totals["trn3"].calls == 4
+    assert replayed.tenants["globex"]["trn2"].usd == pytest.approx(shipped_card("llama-3.1-8b", "trn2").price(900, 120).usd)
     _sign_in(client, "fin", ["finance"])
     page = client.get("/spend").text
     assert "simulated" in page and "trn2.48xlarge" in page and "trn3-ultraserver-gen1" in page
-    assert ">acme<" in page and ">helpdesk-bot<" in page and "Simulated cost per 1,000 items by device" in page
+    assert ">acme<" in page and ">helpdesk-bot<" in page and "Simulated cost of the recorded work on each" in page
+    same = page[page.index('id="same-work"') : page.index("</table>", page.index('id="same-work"'))]
+    for tenant in ("acme", "globex"):
+        row = same[same.index(f"<td>{tenant}</td>") :].split("</tr>")[0]
+        assert f"<td>{replayed.tenants[tenant]['trn2'].usd:.3g}</td>" in row
+        assert f"<td>{replayed.tenants[tenant]['trn3'].usd:.3g}</td>" in row
+    assert "of which llm" in same and "of which embedding" in same

@@ -106,6 +106,7 @@ def test_open_an_evaluation_run_and_the_spend(world: World, served: str, browser
     assert "Builtin.ToolSelectionAccuracy" in page.inner_text("#summaries")
     screenshot(page, "console-eval-run")
     page.goto(f"{served}/spend")
-    assert "trn3-ultraserver-gen1" in page.inner_text("#profiles") and "acme" in page.inner_text("#by-tenant")
+    assert "trn3-ultraserver-gen1" in page.inner_text("#by-profile") and "acme" in page.inner_text("#by-tenant")
+    assert "trn2" in page.inner_text("#same-work") and "acme" in page.inner_text("#same-work")
     assert page.locator("svg.chart rect.bar").count() == 2
     screenshot(page, "console-spend")

@@ -1,44 +1,30 @@
-"""Spend: simulated accelerator cost by tenant, agent and user, per day, and per device profile.
+"""Spend: simulated accelerator cost by tenant, agent, user and profile, per day, and Trn2 vs Trn3 on the same work.
 
-Every figure is simulated (accel's cost model over the ledger's receipts). Profiles are compared per item
-served, so Trn2 and Trn3 stand side by side for the same unit of work even when they served different volumes.
+Every figure is simulated (accel's cost models over the ledger's receipts). The device comparison replays the
+recorded calls (:func:`agentcore.accel.replay.replay`: encoder and head batches, LLM tokens with their model) on
+each device, so Trn2 and Trn3 are priced for identical work however the calls were actually served.
 """
 
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
 
 from sqlalchemy import select
 
 from agentcore.accel.ledger import Ledger, ReceiptRow, SpendRow
+from agentcore.accel.replay import DEFAULT_DEVICES, Replay, onnx_resolver, replay
+from agentcore.evaluations.models import HEADS_DIR
 
-GROUPS = ("tenant", "agent", "user")
-
-
-@dataclass(frozen=True)
-class ProfileCost:
-    profile: str
-    items: int
-    usd: float
-    device_seconds: float
-
-    @property
-    def usd_per_1k_items(self) -> float:
-        return 1000 * self.usd / self.items if self.items else 0.0
-
-    @property
-    def device_ms_per_item(self) -> float:
-        return 1000 * self.device_seconds / self.items if self.items else 0.0
+GROUPS = ("tenant", "agent", "user", "profile")
 
 
 def by_group(ledger: Ledger, group: str) -> list[SpendRow]:
     return sorted(ledger.report(by=(group,)), key=lambda row: -row.usd)  # type: ignore[arg-type]
 
 
-def by_profile(ledger: Ledger) -> list[ProfileCost]:
-    rows = ledger.report(by=("profile",))
-    return [ProfileCost(str(r.group["profile"] or "?"), r.items, r.usd, r.device_seconds) for r in rows]
+def same_work(ledger: Ledger) -> Replay:
+    """The ledger's calls replayed on Trn2 and Trn3; the evaluations' task heads are found by name."""
+    return replay(ledger, DEFAULT_DEVICES, onnx_resolver([HEADS_DIR]))
 
 
 def daily(ledger: Ledger, group: str = "tenant") -> dict[str, list[tuple[float, float]]]:
