@@ -93,9 +93,13 @@ def capture_content() -> bool:
     return os.environ.get(CAPTURE_ENV, "").strip().lower() == "true"
 
 
-def finished_span(spans: trace.Tracer, name: str, started_ns: int, attributes: dict[str, Any]) -> None:
-    """Record a span for work that ran from ``started_ns`` until now, a child of the current span."""
-    spans.start_span(name, start_time=started_ns, attributes=attributes).end()
+def finished_span(spans: trace.Tracer, name: str, started_ns: int, attributes: Callable[[], dict[str, Any]]) -> None:
+    """Record a span for work that ran from ``started_ns`` until now, a child of the current span; ``attributes``
+    are built only when the span records (a sampler may have dropped it)."""
+    span = spans.start_span(name, start_time=started_ns)
+    if span.is_recording():
+        span.set_attributes(attributes())
+    span.end()
 
 
 def record_retrieval(started_ns: int, namespace: str | None, query: str, hits: list[tuple[str, float]]) -> None:
@@ -103,17 +107,21 @@ def record_retrieval(started_ns: int, namespace: str | None, query: str, hits: l
     spans = tracer("agentcore.memory")
     if spans is None:
         return
-    attributes: dict[str, Any] = {
-        "gen_ai.operation.name": "retrieval",
-        "openinference.span.kind": "RETRIEVER",
-        "agentcore.memory.namespace": namespace or "",
-        "agentcore.memory.hits": len(hits),
-    }
-    if capture_content():
-        attributes["input.value"] = query
-        for index, (text, score) in enumerate(hits):
-            attributes[f"retrieval.documents.{index}.document.content"] = text
-            attributes[f"retrieval.documents.{index}.document.score"] = score
+
+    def attributes() -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "gen_ai.operation.name": "retrieval",
+            "openinference.span.kind": "RETRIEVER",
+            "agentcore.memory.namespace": namespace or "",
+            "agentcore.memory.hits": len(hits),
+        }
+        if capture_content():
+            found["input.value"] = query
+            for index, (text, score) in enumerate(hits):
+                found[f"retrieval.documents.{index}.document.content"] = text
+                found[f"retrieval.documents.{index}.document.score"] = score
+        return found
+
     finished_span(spans, "retrieval memory", started_ns, attributes)
 
 
@@ -133,22 +141,22 @@ _instruments: weakref.WeakKeyDictionary[metrics.Meter, _AccelInstruments] = weak
 def record_receipt(receipt: Receipt) -> None:
     """A span for the finished inference (backdated by its CPU time) and the simulated spend by tenant."""
     spans, counters = tracer("agentcore.accel"), meter("agentcore.accel")
-    if spans is None and counters is None:
-        return
-    attributes: dict[str, Any] = {
-        "gen_ai.request.model": receipt.model,
-        "agentcore.accel.variant": receipt.variant,
-        "agentcore.accel.profile": receipt.profile or "",
-        "agentcore.accel.items": receipt.items,
-        "agentcore.accel.tenant": receipt.tenant,
-        "agentcore.accel.simulated.device_seconds": receipt.device_seconds,
-        "agentcore.accel.simulated.queue_seconds": receipt.queue_seconds,
-        "agentcore.accel.simulated.cost_usd": receipt.usd,
-        "agentcore.accel.rejected": receipt.rejected,
-    }
     if spans is not None:
         finished_span(
-            spans, f"accel.infer {receipt.model}", time.time_ns() - int(receipt.cpu_seconds * 1e9), attributes
+            spans,
+            f"accel.infer {receipt.model}",
+            time.time_ns() - int(receipt.cpu_seconds * 1e9),
+            lambda: {
+                "gen_ai.request.model": receipt.model,
+                "agentcore.accel.variant": receipt.variant,
+                "agentcore.accel.profile": receipt.profile or "",
+                "agentcore.accel.items": receipt.items,
+                "agentcore.accel.tenant": receipt.tenant,
+                "agentcore.accel.simulated.device_seconds": receipt.device_seconds,
+                "agentcore.accel.simulated.queue_seconds": receipt.queue_seconds,
+                "agentcore.accel.simulated.cost_usd": receipt.usd,
+                "agentcore.accel.rejected": receipt.rejected,
+            },
         )
     if counters is None:
         return

@@ -71,6 +71,9 @@ class GatewayMetrics:
             callbacks=[_oldest_ages],
         )  # fmt: skip
 
+    def called(self, tool: str, outcome: str, seconds: float) -> None:
+        self.call_duration.record(seconds, {"tool": tool, "outcome": outcome})
+
     def decided(self, tool: str, effect: str, rules: Sequence[str], seconds: float) -> None:
         for rule in rules or ("",):
             self.decisions.add(1, {"effect": effect, "rule": rule, "tool": tool})

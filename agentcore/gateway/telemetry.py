@@ -14,7 +14,9 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any
 
-from opentelemetry import metrics, trace
+from opentelemetry import context, metrics, trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Status, StatusCode
 
 from agentcore.accel.telemetry import capture_content, tracer
 from agentcore.gateway import canonical
@@ -24,29 +26,37 @@ _current: ContextVar[ToolCallTelemetry | None] = ContextVar("agentcore_tool_call
 
 
 class ToolCallTelemetry:
-    """One call's span and timings; ``with`` it around the call (sync or async)."""
+    """One call's span and timings; ``with`` it around the call (sync or async).
 
-    __slots__ = ("_opened", "_token", "decided", "instruments", "span", "spans", "started", "tool")
+    The span is started and made current by hand (``start_span`` and a context token) rather than through
+    ``start_as_current_span``, whose two nested generator context managers cost more than the span itself; the
+    exception handling is the same (recorded on the span, status ERROR). Attributes beyond the sampler's inputs
+    are built only for a recording span.
+    """
+
+    __slots__ = (
+        "_attached", "_token", "capture", "decided", "instruments", "session", "span", "spans", "started", "tool",
+    )  # fmt: skip
 
     def __init__(self, spans: trace.Tracer | None, instruments: GatewayMetrics | None, tool: str, session: Any) -> None:
-        self.spans, self.instruments, self.tool = spans, instruments, str(tool)[:200]
-        self.decided = False
+        self.spans, self.instruments, self.tool, self.session = spans, instruments, str(tool)[:200], session
+        self.decided = self.capture = False
         self.span: trace.Span | None = None
-        self._opened: Any = None
+        self._attached: Token[Context] | None = None
         self._token: Token[ToolCallTelemetry | None] | None = None
         self.started = 0.0
-        if spans is not None:
-            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": self.tool}
-            if isinstance(session, str):
-                attributes["gen_ai.conversation.id"] = attributes["session.id"] = session
-            self._opened = spans.start_as_current_span(
-                f"execute_tool {self.tool}", kind=trace.SpanKind.INTERNAL, attributes=attributes
-            )
 
     def __enter__(self) -> ToolCallTelemetry:
         self.started = time.perf_counter()
-        if self._opened is not None:
-            self.span = self._opened.__enter__()
+        if self.spans is not None:
+            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": self.tool}
+            if isinstance(self.session, str):
+                attributes["gen_ai.conversation.id"] = attributes["session.id"] = self.session
+            span = self.span = self.spans.start_span(
+                f"execute_tool {self.tool}", kind=trace.SpanKind.INTERNAL, attributes=attributes
+            )
+            self._attached = context.attach(trace.set_span_in_context(span))
+            self.capture = span.is_recording() and capture_content()
         self._token = _current.set(self)
         return self
 
@@ -56,14 +66,18 @@ class ToolCallTelemetry:
         if self._token is not None:
             _current.reset(self._token)
         if self.instruments is not None:
-            outcome = "ok" if kind is None else kind.__name__
-            self.instruments.call_duration.record(
-                time.perf_counter() - self.started, {"tool": self.tool, "outcome": outcome}
-            )
-        if self._opened is not None:
-            if self.span is not None and kind is not None:
-                self.span.set_attribute("error.type", kind.__name__)
-            self._opened.__exit__(kind, error, traceback)
+            self.instruments.called(self.tool, "ok" if kind is None else kind.__name__, time.perf_counter() - self.started)
+        span = self.span
+        if span is None:
+            return
+        if self._attached is not None:
+            context.detach(self._attached)
+        if kind is not None and span.is_recording():
+            span.set_attribute("error.type", kind.__name__)
+            if isinstance(error, Exception):  # as use_span does: a BaseException (a cancellation) is no error
+                span.record_exception(error)
+                span.set_status(Status(StatusCode.ERROR, f"{kind.__name__}: {error}"))
+        span.end()
 
     def decision(self, event: dict[str, Any], effect: str, detail: dict[str, Any]) -> None:
         """The call's (first) decision record: on the span and in the metrics."""
@@ -73,7 +87,8 @@ class ToolCallTelemetry:
         rules = [str(r.get("rule_id")) for r in detail.get("reasons", ()) if isinstance(r, dict)]
         if self.instruments is not None:
             self.instruments.decided(self.tool, effect, rules, time.perf_counter() - self.started)
-        if self.span is None:
+        span = self.span
+        if span is None or not span.is_recording():
             return
         attributes: dict[str, Any] = {
             "gen_ai.tool.call.id": str(event.get("call_id", "")),
@@ -86,36 +101,54 @@ class ToolCallTelemetry:
             attributes["agentcore.policy.approval_id"] = str(detail["approval_id"])
         if detail.get("error"):
             attributes["agentcore.policy.error"] = str(detail["error"])[:500]
-        if capture_content() and isinstance(detail.get("args"), dict):
+        if self.capture and isinstance(detail.get("args"), dict):
             attributes["gen_ai.tool.call.arguments"] = canonical.dumps(detail["args"])
-        self.span.set_attributes(attributes)
+        span.set_attributes(attributes)
 
     def outcome(self, outcome: str, result: Any) -> None:
-        if self.span is None:
+        span = self.span
+        if span is None or not span.is_recording():
             return
-        self.span.set_attribute("agentcore.gateway.outcome", outcome)
-        if capture_content():
-            self.span.set_attribute("gen_ai.tool.call.result", _as_json(result))
+        span.set_attribute("agentcore.gateway.outcome", outcome)
+        if self.capture:
+            span.set_attribute("gen_ai.tool.call.result", _as_json(result))
 
 
 class GatewayTelemetry:
-    """Where one gateway's spans and metrics go: the given providers, or the global ones (looked up per call)."""
+    """Where one gateway's spans and metrics go: the given providers, or the global ones.
+
+    The tracer and the instruments are kept once found: a given provider is fixed, and OpenTelemetry lets a
+    global one be set only once per process. Until then each call looks the globals up (a provider installed after
+    startup is honoured), which is all a call pays while nothing is configured.
+    """
 
     def __init__(
         self, tracer_provider: trace.TracerProvider | None = None, meter_provider: metrics.MeterProvider | None = None
     ) -> None:
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self._spans: trace.Tracer | None = None
+        self._instruments: GatewayMetrics | None = None
+
+    def _tracer(self) -> trace.Tracer | None:
+        if self._spans is None:
+            self._spans = tracer(SCOPE, self.tracer_provider)
+        return self._spans
+
+    def _metrics(self) -> GatewayMetrics | None:
+        if self._instruments is None:
+            self._instruments = gateway_metrics(self.meter_provider)
+        return self._instruments
 
     def tool_call(self, tool: str, session: Any) -> ToolCallTelemetry | None:
         """The telemetry of a new call, or None (nothing to do) while neither traces nor metrics are configured."""
-        spans, instruments = tracer(SCOPE, self.tracer_provider), gateway_metrics(self.meter_provider)
+        spans, instruments = self._tracer(), self._metrics()
         if spans is None and instruments is None:
             return None
         return ToolCallTelemetry(spans, instruments, tool, session)
 
     def audit_written(self, seconds: float, ok: bool) -> None:
-        instruments = gateway_metrics(self.meter_provider)
+        instruments = self._metrics()
         if instruments is None:
             return
         if ok:

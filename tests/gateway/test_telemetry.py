@@ -266,3 +266,28 @@ def test_concurrent_async_calls_each_get_their_own_span(traced: Any) -> None:
     spans = [s for s in exporter.get_finished_spans() if s.name == "execute_tool crm.lookup"]
     assert len(spans) == 4 and len({s.context.span_id for s in spans}) == 4
     assert all((s.attributes or {})["agentcore.policy.decision"] == "allow" for s in spans)
+
+
+def test_tools_run_inside_their_call_span_and_unsampled_calls_still_propagate(tmp_path: Path) -> None:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    from agentcore import Gateway
+
+    from .conftest import write_policy
+
+    exporter, seen = InMemorySpanExporter(), []
+    recorded, dropped = TracerProvider(), TracerProvider(sampler=ALWAYS_OFF)
+    for provider in (recorded, dropped):
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for n, provider in enumerate((recorded, dropped)):
+        policy = write_policy(tmp_path / f"p{n}", 'policy "p" version 1 owner "t"\n\nallow probe.\n')
+        gw = Gateway(policy, database=str(tmp_path / f"g{n}.db"), tracer_provider=provider)
+        gw.tool(lambda: seen.append(trace.get_current_span()) or "ok", name="probe")
+        assert gw.call("probe", {}, principal=SUPPORT) == "ok"
+        gw.close()
+    (executed,) = exporter.get_finished_spans()
+    assert executed.name == "execute_tool probe" and dict(executed.attributes or {})["agentcore.gateway.outcome"] == "ok"
+    assert seen[0].get_span_context().span_id == executed.context.span_id, "the tool runs in its call's span"
+    assert not seen[1].is_recording() and seen[1].get_span_context().is_valid, "dropped, yet current for children"
+    assert trace.get_current_span() is trace.INVALID_SPAN, "the call's context is detached afterwards"
