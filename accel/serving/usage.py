@@ -83,6 +83,7 @@ def record_llm_usage(
     user: str | None = None,
 ) -> Receipt:
     """Price one LLM call of ``model`` served on ``device`` and record it in ``ledger``; returns the receipt."""
-    receipt = llm_receipt(shipped_card(model, device), input_tokens, output_tokens, tenant=tenant, agent=agent, user=user)
+    card = shipped_card(model, device)
+    receipt = llm_receipt(card, input_tokens, output_tokens, tenant=tenant, agent=agent, user=user)
     ledger.record(receipt)
     return receipt

@@ -66,7 +66,8 @@ class ToolCallTelemetry:
         if self._token is not None:
             _current.reset(self._token)
         if self.instruments is not None:
-            self.instruments.called(self.tool, "ok" if kind is None else kind.__name__, time.perf_counter() - self.started)
+            outcome = "ok" if kind is None else kind.__name__
+            self.instruments.called(self.tool, outcome, time.perf_counter() - self.started)
         span = self.span
         if span is None:
             return

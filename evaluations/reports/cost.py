@@ -7,7 +7,7 @@ from agentcore.evaluations.outcome import Outcome
 
 
 def ran(outcome: Outcome) -> str:
-    """"Ran 2026-12-01 15:16:23Z for 12.3 s. " or nothing for an outcome the CLI did not time."""
+    """ "Ran 2026-12-01 15:16:23Z for 12.3 s. " or nothing for an outcome the CLI did not time."""
     timing = outcome.timing
     if timing is None:
         return ""

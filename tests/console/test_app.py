@@ -180,7 +180,8 @@ def test_spend_by_tenant_and_the_same_work_on_trn2_and_trn3(client: TestClient, 
     replayed = spend.same_work(ledger)
     assert replayed.devices == ["trn2", "trn3"] and set(replayed.kinds) == {"embedding", "llm"}
     assert not replayed.skipped and replayed.totals["trn2"].calls == replayed.totals["trn3"].calls == 4
-    assert replayed.tenants["globex"]["trn2"].usd == pytest.approx(shipped_card("llama-3.1-8b", "trn2").price(900, 120).usd)
+    served = shipped_card("llama-3.1-8b", "trn2").price(900, 120)
+    assert replayed.tenants["globex"]["trn2"].usd == pytest.approx(served.usd)
     _sign_in(client, "fin", ["finance"])
     page = client.get("/spend").text
     assert "simulated" in page and "trn2.48xlarge" in page and "trn3-ultraserver-gen1" in page

@@ -115,9 +115,10 @@ def test_eval_run_prices_llm_calls_and_times_the_run_in_every_report(tmp_path: P
     cost, timing = report["llm_cost"], report["timing"]
     assert cost["simulated"] and cost["devices"] == ["trn3", "h100"] and cost["model"] == "llama-3.1-70b"
     assert (cost["priced_calls"], cost["unpriced_calls"]) == (3, 1) and set(cost["tenants"]) == {"acme", "globex"}
-    sessions, llms = load_sessions(traces), load_llms()
-    expected = price_sessions(sessions, {d: card_for(llms, load_catalog().chips[d], "llama-3.1-70b",
-                                                     shape=mean_call_shape(sessions, (1, 1))) for d in ("trn3", "h100")})  # fmt: skip
+    sessions, llms, chips = load_sessions(traces), load_llms(), load_catalog().chips
+    shape = mean_call_shape(sessions, (1, 1))
+    cards = {device: card_for(llms, chips[device], "llama-3.1-70b", shape=shape) for device in ("trn3", "h100")}
+    expected = price_sessions(sessions, cards)
     assert cost["totals"] == pytest.approx(expected.totals)
     started, finished = datetime.fromisoformat(timing["started_at"]), datetime.fromisoformat(timing["finished_at"])
     assert timing["version"] == 1 and before <= started <= finished <= datetime.now(UTC)

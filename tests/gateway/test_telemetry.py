@@ -287,7 +287,8 @@ def test_tools_run_inside_their_call_span_and_unsampled_calls_still_propagate(tm
         assert gw.call("probe", {}, principal=SUPPORT) == "ok"
         gw.close()
     (executed,) = exporter.get_finished_spans()
-    assert executed.name == "execute_tool probe" and dict(executed.attributes or {})["agentcore.gateway.outcome"] == "ok"
+    assert executed.name == "execute_tool probe"
+    assert dict(executed.attributes or {})["agentcore.gateway.outcome"] == "ok"
     assert seen[0].get_span_context().span_id == executed.context.span_id, "the tool runs in its call's span"
     assert not seen[1].is_recording() and seen[1].get_span_context().is_valid, "dropped, yet current for children"
     assert trace.get_current_span() is trace.INVALID_SPAN, "the call's context is detached afterwards"
