@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
@@ -95,7 +96,10 @@ def _add(into: dict[str, float], spend: Spend, calls: int) -> None:
 
 
 def _spend(sums: dict[str, float]) -> Spend:
-    return Spend(**{**sums, "calls": int(sums["calls"]), "items": int(sums["items"])})
+    return Spend(
+        usd=sums["usd"], joules=sums["joules"], device_seconds=sums["device_seconds"], calls=int(sums["calls"]),
+        items=int(sums["items"]),
+    )  # fmt: skip
 
 
 def _empty() -> dict[str, float]:
@@ -107,16 +111,21 @@ def replay(ledger: Ledger, devices: Sequence[str] = DEFAULT_DEVICES, resolve: Re
     device raises :class:`~agentcore.accel.errors.ProfileError`."""
     resolve = resolve or onnx_resolver()
     simulated = {name: _device(name) for name in devices}
-    work = (
+    work: tuple[Any, ...] = (
         ReceiptRow.tenant, ReceiptRow.kind, ReceiptRow.model, ReceiptRow.variant, ReceiptRow.items,
         ReceiptRow.batches, ReceiptRow.tokens, ReceiptRow.input_tokens, ReceiptRow.output_tokens,
     )  # fmt: skip
-    sums = (func.count(), func.sum(ReceiptRow.usd), func.sum(ReceiptRow.joules), func.sum(ReceiptRow.device_seconds))
+    sums: tuple[Any, ...] = (
+        func.count(),
+        func.sum(ReceiptRow.usd),
+        func.sum(ReceiptRow.joules),
+        func.sum(ReceiptRow.device_seconds),
+    )
     query = select(*work, *sums).where(ReceiptRow.rejected.is_(False)).group_by(*work)  # type: ignore[attr-defined]
     ledger.flush()
     with ledger.engine.connect() as connection:
         groups = connection.execute(query).all()
-    recorded, totals = _empty(), defaultdict(_empty)
+    recorded, totals = _empty(), defaultdict[str, dict[str, float]](_empty)
     tenants: defaultdict[str, defaultdict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(_empty))
     kinds: defaultdict[str, defaultdict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(_empty))
     skipped: defaultdict[str, int] = defaultdict(int)

@@ -7,7 +7,7 @@ from agentcore.evaluations.outcome import Outcome
 
 
 def ran(outcome: Outcome) -> str:
-    """ "Ran 2026-12-01 15:16:23Z for 12.3 s. " or nothing for an outcome the CLI did not time."""
+    """The run's start and duration as a sentence ("Ran 2026-12-01 15:16:23Z for 12.3 s. "); empty when untimed."""
     timing = outcome.timing
     if timing is None:
         return ""
