@@ -89,10 +89,13 @@ def test_a_tampered_chain_is_flagged(world: World, served: str, browser_page: An
 def test_open_an_evaluation_run_and_the_spend(world: World, served: str, browser_page: Any, screenshot: Any) -> None:
     from agentcore import Accelerator
     from agentcore.accel.ledger import Ledger
+    from agentcore.accel.serving.usage import record_llm_usage
 
     ledger = Ledger(f"sqlite:///{world.root / 'gw.db'}")
     for profile in ("trn2.48xlarge", "trn3-ultraserver-gen1"):
         Accelerator(device=profile, ledger=ledger).embed(["order status"] * 8, tenant="acme", agent="helpdesk-bot")
+    for tenant, served_on in (("acme", "trn3"), ("globex", "trn2")):  # the agents' LLM tokens, served on each chip
+        record_llm_usage(ledger, "llama-3.1-70b", 2400, 350, device=served_on, tenant=tenant, agent="helpdesk-bot")
     ledger.flush()
     page = browser_page
     _sign_in(page, served, "dev", ["developer"])
@@ -107,6 +110,6 @@ def test_open_an_evaluation_run_and_the_spend(world: World, served: str, browser
     screenshot(page, "console-eval-run")
     page.goto(f"{served}/spend")
     assert "trn3-ultraserver-gen1" in page.inner_text("#by-profile") and "acme" in page.inner_text("#by-tenant")
-    assert "trn2" in page.inner_text("#same-work") and "acme" in page.inner_text("#same-work")
+    assert "globex" in page.inner_text("#same-work") and "of which llm" in page.inner_text("#same-work")
     assert page.locator("svg.chart rect.bar").count() == 2
     screenshot(page, "console-spend")
