@@ -131,11 +131,6 @@ class GatewayTelemetry:
         self._spans: trace.Tracer | None = None
         self._instruments: GatewayMetrics | None = None
 
-    def _tracer(self) -> trace.Tracer | None:
-        if self._spans is None:
-            self._spans = tracer(SCOPE, self.tracer_provider)
-        return self._spans
-
     def _metrics(self) -> GatewayMetrics | None:
         if self._instruments is None:
             self._instruments = gateway_metrics(self.meter_provider)
@@ -143,7 +138,11 @@ class GatewayTelemetry:
 
     def tool_call(self, tool: str, session: Any) -> ToolCallTelemetry | None:
         """The telemetry of a new call, or None (nothing to do) while neither traces nor metrics are configured."""
-        spans, instruments = self._tracer(), self._metrics()
+        spans, instruments = self._spans, self._instruments
+        if spans is None:  # inline: while nothing is configured, these lookups are all a call pays
+            spans = self._spans = tracer(SCOPE, self.tracer_provider)
+        if instruments is None:
+            instruments = self._instruments = gateway_metrics(self.meter_provider)
         if spans is None and instruments is None:
             return None
         return ToolCallTelemetry(spans, instruments, tool, session)
