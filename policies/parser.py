@@ -18,6 +18,7 @@ from lark.lexer import PatternStr
 
 from agentcore.policies import ast
 from agentcore.policies.errors import PolicySyntaxError, Problem
+from agentcore.policies.inline import InlineParser
 from agentcore.policies.text import LONE_SURROGATE
 from agentcore.policies.transform import LocatedError, ToAst
 
@@ -50,13 +51,23 @@ _WORDS = {
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
+    """The tree-building parser: it reports syntax errors and builds what the fast path cannot."""
+    return _new_lark(propagate_positions=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _inline() -> InlineParser:
+    return InlineParser(_new_lark(propagate_positions=False))
+
+
+def _new_lark(propagate_positions: bool) -> Lark:
     grammar = resources.files("agentcore.policies").joinpath("grammar.lark").read_text(encoding="utf-8")
     return Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
         start=["start", "schema"],
-        propagate_positions=True,
+        propagate_positions=propagate_positions,
         maybe_placeholders=False,
     )
 
@@ -77,6 +88,9 @@ def parse(text: str, path: str = "<policy>") -> ast.PolicyFile:
     listing every syntax error found."""
     problems = _surrogates(text, path)
     rule = "schema" if path.endswith(SCHEMA_SUFFIX) else "start"
+    built = None if problems else _inline().parse(text, path, rule)
+    if built is not None:
+        return built.model_copy(update={"comments": _comments(text)})
     tree = None if problems else _parse_collecting(text, path, problems, rule)
     if problems or tree is None:
         raise PolicySyntaxError(problems or [Problem("the policy could not be parsed", path)])
