@@ -87,13 +87,17 @@ class Compiler:
         self, source: dict[str, str], traced: bool = False, definitions: Mapping[str, ast.Definition] | None = None
     ) -> None:
         self._lines = {path: text.splitlines() for path, text in source.items()}
-        self._traced = traced
+        self._traced = self.traced = traced  # values.compile_value reads ``traced``: a trace skips fast paths
         self._definitions = dict(definitions or {})
         self._named: dict[str, Test] = {}
         self._defining: list[str] = []
 
     def value(self, node: ast.Value) -> Getter:
-        return compile_value(node, self.cond)
+        return compile_value(node, self)
+
+    def __call__(self, node: ast.Cond) -> Test:
+        """The compiler as the condition compiler of values (``count of ... where``)."""
+        return self.cond(node)
 
     def cond(self, node: ast.Cond) -> Test:
         if isinstance(node, ast.Named):
@@ -133,25 +137,27 @@ class Compiler:
         return test
 
     def _quantified(self, node: ast.Quantified) -> Test:
-        items, test = bind_items(node, self.cond)
+        items, test = bind_items(node, self)
         fast = None if self._traced else item_test(node.cond, node.var)  # a trace records every atom
         var, quantifier = node.var, node.quantifier
 
         def quantified(env: Env) -> bool:
             """Kleene over the items: ``any`` holds when one item holds even if another cannot be evaluated."""
+            values = items(env)
+            if fast is not None:
+                try:  # the whole list on the fast path, iterated in C; one item it cannot take redoes it in full
+                    if quantifier == "any":
+                        return any(map(fast, values))
+                    every = all(map(fast, values)) if quantifier == "every" else not any(map(fast, values))
+                    return every
+                except Slow:
+                    pass
             bound = env.bound
             saved, had = bound.get(var), var in bound
             wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
             error: Unevaluable | None = None
             try:
-                for item in items(env):
-                    if fast is not None:
-                        try:
-                            if fast(item) is not wanted:
-                                return quantifier == "any"
-                            continue
-                        except Slow:
-                            pass
+                for item in values:
                     bound[var] = item
                     try:
                         if test(env) is not wanted:

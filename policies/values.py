@@ -49,7 +49,12 @@ class Env:
 
 
 Getter = Callable[[Env], Any]
-CondCompiler = Callable[[Any], Callable[[Env], bool]]  # compiles an ast.Cond (conditions.Compiler.cond)
+CondCompiler = Callable[[Any], Callable[[Env], bool]]  # compiles an ast.Cond (a conditions.Compiler)
+
+
+def _fast_paths(cond: CondCompiler) -> bool:
+    """May folds and counts take the fast paths of ``items``? Not for a trace, which records every item's atoms."""
+    return not getattr(cond, "traced", False)
 
 
 class ValueCompileError(ValueError):
@@ -295,24 +300,14 @@ def _items(over: Getter, what: str) -> Callable[[Env], list[Any]]:
 
 def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
     items, value = _items(compile_value(node.over, cond), describe(node.over)), compile_value(node.value, cond)
-    var, op, fast = node.var, node.op, item_value(node.value, node.var)
+    var, op, fast = node.var, node.op, item_value(node.value, node.var) if _fast_paths(cond) else None
     what = f"the {op} of `{describe(node.value)}`"
 
     def fold(env: Env) -> Any:
-        bound, saved = env.bound, env.bound.get(var, _UNBOUND)
-        values = []
-        try:
-            for item in items(env):
-                if fast is not None:
-                    try:
-                        values.append(fast(item))
-                        continue
-                    except Slow:
-                        pass
-                bound[var] = item
-                values.append(value(env))
-        finally:
-            _restore(bound, var, saved)
+        listed = items(env)
+        values = _fast_values(fast, listed) if fast is not None else None
+        if values is None:
+            values = _each(env, var, listed, value)
         if op == "sum":
             return numeric_total(values, what)
         if not values:
@@ -326,33 +321,42 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
 _UNBOUND = object()
 
 
-def _restore(bound: dict[str, Any], var: str, saved: Any) -> None:
-    if saved is _UNBOUND:
-        bound.pop(var, None)
-    else:
-        bound[var] = saved
+def _fast_values(fast: Callable[[Any], Any], items: list[Any]) -> list[Any] | None:
+    """The fast path's value of every item (iterated in C), or None when an item needs the general path."""
+    try:
+        return list(map(fast, items))
+    except Slow:
+        return None
+
+
+def _each(env: Env, var: str, items: list[Any], get: Callable[[Env], Any]) -> list[Any]:
+    """``get`` evaluated with ``var`` bound to each item in turn (the general path of folds and counts)."""
+    bound, saved = env.bound, env.bound.get(var, _UNBOUND)
+    try:
+        values = []
+        for item in items:
+            bound[var] = item
+            values.append(get(env))
+        return values
+    finally:
+        if saved is _UNBOUND:
+            bound.pop(var, None)
+        else:
+            bound[var] = saved
 
 
 def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
     items, test, var = _items(compile_value(node.over, cond), describe(node.over)), cond(node.cond), node.var
-    fast = item_test(node.cond, var)
+    fast = item_test(node.cond, var) if _fast_paths(cond) else None
 
     def count(env: Env) -> int:
-        bound, saved = env.bound, env.bound.get(var, _UNBOUND)
-        try:
-            total = 0
-            for item in items(env):
-                if fast is not None:
-                    try:
-                        total += fast(item)
-                        continue
-                    except Slow:
-                        pass
-                bound[var] = item
-                total += bool(test(env))
-            return total
-        finally:
-            _restore(bound, var, saved)
+        values = items(env)
+        if fast is not None:
+            try:
+                return sum(map(fast, values))
+            except Slow:
+                pass
+        return sum(map(bool, _each(env, var, values, test)))
 
     return count
 

@@ -387,6 +387,24 @@ def test_explain_quotes_a_condition_written_over_several_lines_as_one_line() -> 
     assert trace == [('item.kind is one of "a", "b"', True)]
 
 
+def test_explain_traces_each_item_of_a_count() -> None:
+    """The fast path of `count of` (items.py) records nothing; a trace must show every item's atom."""
+    engine = PolicyEngine.from_text(
+        'deny t when count of item in items where item.sku starts with "gift_" is more than 1.'
+    )
+    items = [{"sku": "gift_a"}, {"sku": "pen"}, {"sku": "gift_b"}]
+    request = Request(principal=Principal(id="u"), action="t", args={"items": items})
+    decision, trace = engine.explain(request)
+    assert decision == engine.decide(request) and decision.effect is Effect.DENY
+    atom = 'item.sku starts with "gift_"'
+    assert trace == [
+        (atom, True),
+        (atom, False),
+        (atom, True),
+        (f"count of item in items where {atom} is more than 1", True),
+    ]
+
+
 def test_gateway_resolvers_take_one_argument_per_key(tmp_path: Path) -> None:
     from agentcore.gateway import Gateway, ToolDenied
 
