@@ -126,15 +126,24 @@ class InlineParser:
         helper = name.startswith("_")
         method = getattr(ToAst, name, None)
 
+        indexes = [index for index, _ in kept]
+        splices = any(splice for _, splice in kept)
+        everything = not splices and len(kept) == len(rule.expansion)
+
         def reduce(children: list[Any]) -> Any:
-            kept_children: list[Any] = []
-            for index, splice in kept:
-                if not splice:
-                    kept_children.append(children[index])
-                elif kept_children:
-                    kept_children += children[index].value
-                else:  # left recursion: reuse the list, so a long repetition stays linear
-                    kept_children = children[index].value
+            if everything:
+                kept_children = children
+            elif not splices:
+                kept_children = [children[index] for index in indexes]
+            else:
+                kept_children = []
+                for index, splice in kept:
+                    if not splice:
+                        kept_children.append(children[index])
+                    elif kept_children:
+                        kept_children += children[index].value
+                    else:  # left recursion: reuse the list, so a long repetition stays linear
+                        kept_children = children[index].value
             node = _Node(children)
             if inlined and len(kept_children) == 1:
                 return node.enclose(kept_children[0])

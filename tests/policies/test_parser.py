@@ -209,3 +209,54 @@ def test_all_errors_of_a_file_are_reported() -> None:
 def test_semantic_syntax_errors(text: str) -> None:
     with pytest.raises(PolicySyntaxError):
         parse(text)
+
+
+# ---- the fast path: the AST built while Lark parses ----------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+FAST_PATH_TEXT = """policy "shapes" version 2 owner "sec".
+default deny.
+define "big" as (total plus shipping) times 2 is more than 4000 and not (tier is "gold" or tier is "vip").
+rule "r1": allow a.b, c.* for users with role "x" and agent "bot" when amount is between 1 and (5 + 2).
+deny any tool in files.*, crm.read unless every item in items has (item.qty is at most 5 or item.sku
+    starts with "gift_") and any tag in item.tags has tag is one of "a", "b".
+monitor deny t when count of p in payments where p.method starts with "voucher_" is more than 1 and "big".
+require approval from role "m" for t when sum of i.price times i.qty for i in items is more than 10 USD.
+limit t to 5 calls per 1 hour per user when start_date is within 48 hours after now.
+redact email addresses and fields "ssn", "dob" in results of t when amount is more than 5 and less than 9.
+deny t after crm.* for the same user within 10 minutes during 09:00-17:00 on weekdays in "Europe/Madrid".
+deny t when order(order_id, user.id).status is "x" if present and length of lines is at least 2.
+"""
+
+
+def _tree_path(text: str, path: str) -> ast.PolicyFile:
+    from agentcore.policies.parser import _comments, _lark
+    from agentcore.policies.transform import ToAst
+
+    tree = _lark().parse(text, start="schema" if path.endswith(".schema") else "start")
+    result: ast.PolicyFile = ToAst(path, text).transform(tree)
+    return result.model_copy(update={"comments": _comments(text)})
+
+
+@pytest.mark.parametrize(
+    "path",
+    [str(p.relative_to(ROOT)) for p in sorted([*(ROOT / "examples").rglob("*.policy"), *DATA.glob("*.policy")])]
+    + ["shapes.policy"],
+)
+def test_the_fast_path_builds_the_same_ast_as_the_tree_path(path: str) -> None:
+    """Spans included: the fast path must place every node where Lark's propagate_positions does."""
+    from agentcore.policies.parser import _inline
+
+    text = FAST_PATH_TEXT if path == "shapes.policy" else (ROOT / path).read_text()
+    built = _inline().parse(text, path, "start")
+    assert built is not None, "the fast path gave up on a valid file"
+    assert built.model_copy(update={"comments": parse(text, path).comments}) == _tree_path(text, path)
+    assert parse(text, path) == _tree_path(text, path)
+
+
+def test_the_fast_path_leaves_errors_to_the_tree_path() -> None:
+    from agentcore.policies.parser import _inline
+
+    assert _inline().parse("deny t when amount is more than.", "e.policy", "start") is None
+    assert _inline().parse('rule "a": deny t.\nrule "a": deny u.', "e.policy", "start") is None  # a semantic error
+    with pytest.raises(PolicySyntaxError, match="used twice"):
+        parse('rule "a": deny t.\nrule "a": deny u.', "e.policy")
