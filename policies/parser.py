@@ -1,6 +1,7 @@
 """Step one of the pipeline: policy text -> :class:`~agentcore.policies.ast.PolicyFile`.
 
-Lark (LALR, contextual lexer) builds the parse tree; ``transform.ToAst`` turns it into frozen AST nodes.
+Lark (LALR, contextual lexer) parses; ``transform.ToAst`` builds the frozen AST nodes. A valid file takes the fast
+path (``inline``: the AST built as Lark reduces, no parse tree); a file with an error is parsed again into a tree.
 Syntax errors are collected statement by statement (the parser restarts after the next full stop), so one run
 reports all of them, each with ``file:line:col``, the line, a caret, the expected words and a "did you mean".
 """
