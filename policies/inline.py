@@ -44,10 +44,24 @@ class _Node:
         "start_pos",
         "value",
     )
+    empty: bool
+    value: Any
+    line: int
+    column: int
+    start_pos: int
+    end_line: int
+    end_column: int
+    end_pos: int
+    outer_line: int
+    outer_column: int
+    outer_start_pos: int
+    outer_end_line: int
+    outer_end_column: int
+    outer_end_pos: int
 
     def __init__(self, children: list[Any]) -> None:
         self.empty = True
-        self.value: Any = None
+        self.value = None
         for child in children:
             if type(child) is _Node:
                 if child.empty:
@@ -106,7 +120,7 @@ class InlineParser:
         with self._lock:
             self._builder = ToAst(path, text)
             try:
-                node = self._lark.parse(text, start=start)
+                node: Any = self._lark.parse(text, start=start)  # the start rule's _Node (our callbacks)
             except Exception:  # every error is reported by the tree path, which parses the text again
                 return None
             finally:
