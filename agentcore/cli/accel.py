@@ -15,18 +15,19 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agentcore.accel.charts import line_chart
 from agentcore.accel.errors import ProfileError, WorkloadError
 from agentcore.accel.ledger import GROUP_KEYS, Ledger
 from agentcore.accel.serving.capacity import LLMCapacityQuestion, plan_llm_capacity
 from agentcore.accel.serving.catalogue import load_llms
 from agentcore.accel.serving.pricing import DEFAULT_SHAPE, RateCard, card_for
 from agentcore.accel.sim.capacity import CapacityQuestion, plan_capacity
-from agentcore.accel.sim.charts import line_chart
 from agentcore.accel.sim.config import load_config
 from agentcore.accel.sim.profiles import ProfileCatalog, load_catalog
-from agentcore.accel.sim.report import SimulationReport
+from agentcore.accel.sim.report import SimulationReport, latency_chart, utilisation_chart
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import PRESETS
+from agentcore.accel.units import usd
 from agentcore.cli.output import fail
 from agentcore.errors import AgentCoreError
 
@@ -153,14 +154,9 @@ def _write_outputs(report: SimulationReport, out: Path) -> list[Path]:
     stem = f"{report.profile.replace(':', 'x')}-{report.workload}"
     files = {
         out / f"{stem}.json": report.model_dump_json(indent=1),
-        out / f"{stem}-utilisation.svg": line_chart(
-            report.timeline, title=f"{report.profile}: cores busy", x_label="time (s)", y_label="fraction busy"
-        ),
-        out / f"{stem}-latency-cdf.svg": line_chart(
-            [(ms, p / 100) for p, ms in report.latency_cdf],
-            title=f"{report.workload}: latency CDF", x_label="latency (ms)", y_label="fraction of requests",
-        ),
-    }  # fmt: skip
+        out / f"{stem}-utilisation.svg": utilisation_chart(report, title=f"{report.profile}: cores busy"),
+        out / f"{stem}-latency-cdf.svg": latency_chart(report, title=f"{report.workload}: latency CDF"),
+    }
     for path, text in files.items():
         path.write_text(text)
     return list(files)
@@ -376,7 +372,10 @@ def price_traces(
         fail(error, 2)
     if chart is not None:
         points = [(float(index), entry.usd[device]) for index, entry in enumerate(report.sessions)]
-        svg = line_chart(points, title=f"simulated $ per session, {model} on {device}", x_label="session", y_label="$")
+        svg = line_chart(
+            {f"{model} on {device}": points}, title=f"Simulated $ per session, {model} on {device}",
+            x_label="session (index in the file)", y_label="simulated $ per session", y_format=usd,
+        )  # fmt: skip
         chart.parent.mkdir(parents=True, exist_ok=True)
         chart.write_text(svg, encoding="utf-8")
     if as_json:

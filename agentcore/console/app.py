@@ -25,8 +25,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from agentcore.accel import charts, units
 from agentcore.accel.ledger import Ledger
-from agentcore.console import charts
 from agentcore.console.auth import LOGIN_COOKIE, SESSION_COOKIE, Approver, Authenticator, new_login_token
 from agentcore.console.pages import approvals, audit, evals, spend
 from agentcore.console.settings import ConsoleSettings
@@ -61,7 +61,10 @@ def _environment() -> Environment:
     env.filters["when"] = _when
     env.filters["duration"] = _duration
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-    env.filters["svg"] = Markup  # charts are built from escaped parts by agentcore.console.charts
+    env.filters["usd"] = units.usd
+    env.filters["seconds"] = units.seconds
+    env.filters["number"] = units.number
+    env.filters["svg"] = Markup  # charts are built from escaped parts by agentcore.accel.charts
     return env
 
 
@@ -224,11 +227,11 @@ class Console:
         over_time = spend.daily(self.ledger)
         daily_chart = charts.line_chart(
             over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated USD",
-            x_format=lambda ts: _when(ts)[:10], y_format=lambda v: f"${v:.2g}", time_axis=True,
+            x_format=lambda ts: _when(ts)[:10], y_format=units.usd, time_axis=True,
         )  # fmt: skip
         profile_chart = charts.bar_chart(
             [(p.profile, p.usd_per_1k_items) for p in profiles], title="Simulated cost per 1,000 items by device",
-            x_label="device profile", y_label="simulated USD / 1k items", y_format=lambda v: f"${v:.2g}",
+            category_label="device profile", value_label="simulated $ per 1,000 items", value_format=units.usd,
         )  # fmt: skip
         return self.page(
             request, "spend.html", approver, groups=groups, profiles=profiles, daily_chart=daily_chart,
