@@ -21,7 +21,7 @@ COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0
 _FONT, _TITLE_FONT = 11, 14
 _CHAR, _TITLE_CHAR = 7.0, 9.5  # generous average glyph widths (px) at those sizes, so estimates err wide
 _PLOT_W, _PLOT_H = 420, 200
-_WRAP = 28  # characters per line of a bar label before it wraps
+_WRAP = 32  # characters per line of a bar label before it wraps
 _LINE = 13  # px per line of a wrapped label
 
 
@@ -62,10 +62,10 @@ def text_width(text: str, *, title: bool = False) -> float:
 
 
 def wrap(label: str, width: int = _WRAP) -> list[str]:
-    """``label`` in lines of at most ``width`` characters, broken after spaces, dashes, dots or slashes."""
+    """``label`` in lines of at most ``width`` characters, broken after spaces, dashes, dots, slashes or underscores."""
     lines: list[str] = []
     line = ""
-    for piece in re.findall(r"[^\s\-./:]*[\s\-./:]?", label):
+    for piece in re.findall(r"[^\s\-./:_]*[\s\-./:_]?", label):
         if line and len(line) + len(piece.rstrip()) > width:
             lines.append(line.rstrip())
             line = ""
@@ -270,7 +270,8 @@ def grouped_bar_chart(
 
 
 def _value_text(row: Sequence[float], names: Sequence[str], fmt: Format, stacked: bool) -> str:
-    """The longest text written after a bar: each value, or a stacked bar's parts ("3 passed / 1 failed")."""
+    """The longest text written after a bar: each value, or a stacked bar's non-zero parts ("3 passed / 1 failed")."""
     if stacked:
-        return " / ".join(f"{fmt(value)} {name}".strip() for value, name in zip(row, names, strict=True))
+        parts = [f"{fmt(value)} {name}".strip() for value, name in zip(row, names, strict=True) if value]
+        return " / ".join(parts) or fmt(0.0)
     return max((fmt(value) for value in row), key=len, default="")

@@ -8,6 +8,7 @@ JSON outputs. Tiny amounts are what this library mostly prices (one embedding co
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 #: below this magnitude a value is floating-point noise on the scales we chart (e.g. 2.8e-16 busy fraction)
 _NOISE = 1e-12
@@ -41,6 +42,19 @@ def seconds(value: float) -> str:
 def joules(value: float) -> str:
     """Energy in kJ, J, mJ, µJ or nJ."""
     return _prefixed(value, "J")
+
+
+def usd_scale(largest: float) -> Callable[[float], str]:
+    """A money formatter in one unit for a whole axis or column, chosen by its ``largest`` magnitude, so ticks
+    and cells compare at a glance (``m$3.36`` next to ``m$14.8``, not ``m$3.36`` next to ``$0.0148``)."""
+    size = abs(largest) if math.isfinite(largest) else 0.0
+    prefix, scale = ("$", 1.0) if size >= 1 else ("m$", 1e-3) if size >= 1e-3 else ("µ$", 1e-6)
+
+    def fmt(value: float) -> str:
+        sign = "-" if value < 0 else ""
+        return f"{sign}{prefix}{number(abs(value) / scale)}"
+
+    return fmt
 
 
 def usd(value: float) -> str:

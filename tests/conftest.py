@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -134,3 +135,36 @@ def accelerator():  # type: ignore[no-untyped-def]
     from agentcore import Accelerator
 
     return Accelerator(ledger=None)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Headless Debian Chromium driven by Playwright; skips (fails under CI=true) when either is missing.
+
+    Module-scoped: Playwright's sync API keeps an event loop running in the main thread while it is started,
+    which would make every later test's ``asyncio.run`` fail."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install playwright)")
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    """Where a test keeps what a person should look at (screenshots): ``$AGENTCORE_ARTIFACTS`` or its tmp dir."""
+    folder = Path(os.environ.get("AGENTCORE_ARTIFACTS") or tmp_path / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -10,6 +10,7 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
+from agentcore.accel.units import joules, seconds, usd
 from agentcore.cli.output import console, fail, progress
 from agentcore.errors import AgentCoreError
 
@@ -147,15 +148,16 @@ def _costs(report: DemoReport) -> Table | None:
     if c is None:
         return None
     table = Table(
-        title=f"Model work: {c.calls} encoder calls, {c.texts} texts, {c.tokens} tokens, {c.cpu_seconds:.2f} s "
-        f"measured CPU here; ledger charged ${c.ledger_usd:.2g} on {c.fleets[0].profile}. Replayed (simulated):",
+        title=f"Model work: {c.calls} encoder calls, {c.texts} texts, {c.tokens} tokens, {seconds(c.cpu_seconds)} "
+        f"measured CPU here; ledger charged {usd(c.ledger_usd)} on {c.fleets[0].profile}. Replayed (simulated):",
         title_justify="left",
     )
-    for column in ("fleet", "p50 ms", "p99 ms", "busy core-s", "$ busy", "J busy", "$ fleet held"):
-        table.add_column(column, justify="left" if column == "fleet" else "right")
+    table.add_column("fleet", min_width=max(len(f.profile) for f in c.fleets), no_wrap=True)  # ids stay whole
+    for column in ("p50", "p99", "core busy", "$ busy", "J busy", "$ held"):
+        table.add_column(column, justify="right", no_wrap=True)
     for f in c.fleets:
-        table.add_row(f.profile, f"{f.p50_ms:.2f}", f"{f.p99_ms:.2f}", f"{f.busy_core_seconds:.3g}",
-                      f"{f.busy_usd:.2g}", f"{f.busy_joules:.3g}", f"{f.held_usd:.3g}")  # fmt: skip
+        table.add_row(f.profile, seconds(f.p50_ms / 1000), seconds(f.p99_ms / 1000), seconds(f.busy_core_seconds),
+                      usd(f.busy_usd), joules(f.busy_joules), usd(f.held_usd))  # fmt: skip
     return table
 
 

@@ -226,12 +226,14 @@ class Console:
         profiles = spend.by_profile(self.ledger)
         over_time = spend.daily(self.ledger)
         daily_chart = charts.line_chart(
-            over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated USD",
-            x_format=lambda ts: _when(ts)[:10], y_format=units.usd, time_axis=True,
+            over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated $ per day",
+            x_format=lambda ts: _when(ts)[:10], time_axis=True,
+            y_format=units.usd_scale(max((usd for points in over_time.values() for _, usd in points), default=0.0)),
         )  # fmt: skip
         profile_chart = charts.bar_chart(
             [(p.profile, p.usd_per_1k_items) for p in profiles], title="Simulated cost per 1,000 items by device",
-            category_label="device profile", value_label="simulated $ per 1,000 items", value_format=units.usd,
+            category_label="device profile", value_label="simulated $ per 1,000 items",
+            value_format=units.usd_scale(max((p.usd_per_1k_items for p in profiles), default=0.0)),
         )  # fmt: skip
         return self.page(
             request, "spend.html", approver, groups=groups, profiles=profiles, daily_chart=daily_chart,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcore.accel.units import joules, number, seconds, usd
+from agentcore.accel.units import joules, number, seconds, usd, usd_scale
 
 
 @pytest.mark.parametrize(
@@ -27,3 +27,9 @@ def test_number(value: float, text: str) -> None:
 def test_seconds_and_joules_pick_a_prefix() -> None:
     assert [seconds(v) for v in (2.5, 0.0123, 0.00042, 4e-9)] == ["2.5 s", "12.3 ms", "420 µs", "4 ns"]
     assert [joules(v) for v in (2850.0, 2.85, 0.004)] == ["2.85 kJ", "2.85 J", "4 mJ"]
+
+
+def test_usd_scale_writes_a_whole_column_in_one_unit() -> None:
+    column = usd_scale(0.0148)
+    assert [column(v) for v in (0.00336, 0.0148, 0.0)] == ["m$3.36", "m$14.8", "m$0"]
+    assert usd_scale(4.52)(1.34) == "$1.34" and usd_scale(5.4e-06)(5.06e-06) == "µ$5.06"

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcore.cli import app
-from agentcore.demo.app import INSPECT, DemoReport, DemoSettings, run_demo
+from agentcore.demo.app import INSPECT, DemoReport
 from agentcore.demo.scenarios import templates
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
@@ -22,12 +22,6 @@ VIOLATIONS = {
     "authenticate-first", "other-orders", "one-customer-per-conversation", "refund-to-original-or-gift-card",
     "pending-orders-only", "gift-card-covers-total", "cancellations-per-day",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoReport, Path]:
-    out = tmp_path_factory.mktemp("demo")
-    return run_demo(DemoSettings(sessions=len(templates()), out=out)), out
 
 
 def test_every_conversation_goes_as_scripted(demo_run: tuple[DemoReport, Path]) -> None:
