@@ -168,3 +168,47 @@ def artifacts(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("AGENTCORE_ARTIFACTS") or tmp_path / "artifacts")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+# Every text of every chart, with its real rendered box mapped into the chart's viewBox (rotation included).
+CHART_GEOMETRY = """() => [...document.querySelectorAll('svg.chart')].map(svg => {
+  const box = svg.viewBox.baseVal, toSvg = svg.getScreenCTM().inverse();
+  const outside = [];
+  const corners = (el, b) => {
+    const m = toSvg.multiply(el.getScreenCTM());
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
+      .map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
+  };
+  for (const t of svg.querySelectorAll('text')) {
+    const points = corners(t, t.getBBox());
+    if (points.some(p => p.x < -0.5 || p.y < -0.5 || p.x > box.width + 0.5 || p.y > box.height + 0.5)) {
+      outside.push(t.textContent);
+    }
+  }
+  const bars = [...svg.querySelectorAll('rect.bar')].map(r => r.getBBox().x);
+  const labels = [...svg.querySelectorAll('text.category')].map(t => corners(t, t.getBBox())[1].x);
+  return {
+    chart: svg.getAttribute('aria-label'), outside,
+    xTicks: svg.querySelectorAll('text.x-tick').length, yTicks: svg.querySelectorAll('text.y-tick').length,
+    line: svg.querySelector('path.series') !== null,
+    labelOverBar: bars.length && labels.length ? Math.max(...labels) > Math.min(...bars) : false,
+  };
+})"""
+
+
+def _check_charts(page: Any, at_least: int) -> list[dict[str, Any]]:
+    """Every chart on ``page``: no text outside its viewBox, >= 3 ticks per axis, no label under a bar."""
+    charts: list[dict[str, Any]] = page.evaluate(CHART_GEOMETRY)
+    assert len(charts) >= at_least
+    for chart in charts:
+        assert chart["outside"] == [], f"{chart['chart']}: text outside the chart: {chart['outside']}"
+        assert chart["xTicks"] >= 3, chart
+        assert not chart["line"] or chart["yTicks"] >= 3, chart
+        assert not chart["labelOverBar"], f"{chart['chart']}: a label runs into the bars"
+    return charts
+
+
+@pytest.fixture
+def readable_charts() -> Callable[[Any, int], list[dict[str, Any]]]:
+    """``readable_charts(page, at_least)``: assert the charts on a Chromium page are readable; returns them."""
+    return _check_charts
