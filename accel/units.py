@@ -69,3 +69,10 @@ def usd(value: float) -> str:
     if size >= 1e-5:
         return f"{sign}m${number(size * 1e3)}"
     return f"{sign}µ${number(size * 1e6)}"
+
+
+def size(count: float) -> str:
+    """Bytes in binary units: ``912 B``, ``455.3 KiB``, ``86.1 MiB``."""
+    if abs(count) < 1024:
+        return f"{count:,.0f} B"
+    return f"{count / 1024:,.1f} KiB" if abs(count) < 1024**2 else f"{count / 1024**2:,.1f} MiB"
