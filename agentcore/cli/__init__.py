@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
-import click
 import typer
 from typer.core import TyperArgument, TyperCommand
 from typer.models import ArgumentInfo, ParameterInfo
@@ -77,7 +76,7 @@ _METAVARS = ((bool, None), (Path, "PATH"), (int, "N"), (float, "NUMBER"), (str, 
 class _PlainArgument(TyperArgument):
     """An argument shown by its metavar alone (``PATH...``), as click does, not ``{PATHS}... <list[Path]>``."""
 
-    def display_type_rich(self, ctx: click.Context) -> str | None:
+    def display_type_rich(self, ctx: Any) -> str | None:  # typer passes its vendored click Context
         return None
 
     def _usage_display_name(self) -> str:
