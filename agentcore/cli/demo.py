@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
     from agentcore.demo.app import DemoReport
+    from agentcore.demo.costs import FleetCost
 
 OK, BAD = "[green]✓[/green]", "[red]✗[/red]"
 
@@ -134,8 +136,9 @@ def _plain(value: object) -> str:
 def _evaluation(report: DemoReport) -> Table:
     e = report.evaluation
     table = Table(title=f"Evaluation suite '{e.suite}' over {e.sessions} recorded sessions", title_justify="left")
-    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates", ""):
-        table.add_column(column, justify="right" if column in ("n", "mean", "pass rate") else "left")
+    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates", ""):  # names whole; gates may wrap
+        right = column in ("n", "mean", "pass rate")
+        table.add_column(column, justify="right" if right else "left", no_wrap=column != "gates")
     for line in e.evaluators:
         name, gates = line.evaluator.removeprefix("Builtin."), ", ".join(line.gates) or "reported"
         mark = OK if line.passed else BAD
@@ -152,12 +155,19 @@ def _costs(report: DemoReport) -> Table | None:
         f"measured CPU here; ledger charged {usd(c.ledger_usd)} on {c.fleets[0].profile}. Replayed (simulated):",
         title_justify="left",
     )
-    table.add_column("fleet", min_width=max(len(f.profile) for f in c.fleets), no_wrap=True)  # ids stay whole
-    for column in ("p50", "p99", "core busy", "$ busy", "J busy", "$ held"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for f in c.fleets:
-        table.add_row(f.profile, seconds(f.p50_ms / 1000), seconds(f.p99_ms / 1000), seconds(f.busy_core_seconds),
-                      usd(f.busy_usd), joules(f.busy_joules), usd(f.held_usd))  # fmt: skip
+    table.add_column("simulated")
+    for f in c.fleets:  # one column per fleet: its id stays whole and the table fits 80 columns
+        table.add_column(f.profile, justify="right", no_wrap=True)
+    rows: list[tuple[str, Callable[[FleetCost], str]]] = [
+        ("p50 latency", lambda f: seconds(f.p50_ms / 1000)),
+        ("p99 latency", lambda f: seconds(f.p99_ms / 1000)),
+        ("core busy", lambda f: seconds(f.busy_core_seconds)),
+        ("$ busy", lambda f: usd(f.busy_usd)),
+        ("energy busy", lambda f: joules(f.busy_joules)),
+        ("$ fleet held", lambda f: usd(f.held_usd)),
+    ]
+    for label, cell in rows:
+        table.add_row(label, *(cell(f) for f in c.fleets))
     return table
 
 

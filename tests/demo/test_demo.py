@@ -134,6 +134,9 @@ def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path, monkeypatch
     assert result.exit_code == 0, result.output
     assert "Gateway decisions" in result.output and "demo passed" in result.output
     assert "demo: session" in result.stderr  # not a terminal: progress as plain lines, not nothing
+    tables = result.output.split("Evaluation suite", 1)[1].split("Audit log", 1)[0]
+    assert "…" not in tables and "trn3-ultraserver-gen2" in tables  # ids and amounts whole at 80 columns
+    assert "ToolParameterAccuracy" in tables and "e-0" not in tables
     # The printed commands, run where they say, inspect the demo's own database (its agentcore.toml names it).
     assert f"cd {tmp_path / 'small'}" in result.output and all(command in result.output for command in INSPECT)
     monkeypatch.chdir(tmp_path / "small")
