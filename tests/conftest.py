@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import socket
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -134,3 +135,80 @@ def accelerator():  # type: ignore[no-untyped-def]
     from agentcore import Accelerator
 
     return Accelerator(ledger=None)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Headless Debian Chromium driven by Playwright; skips (fails under CI=true) when either is missing.
+
+    Module-scoped: Playwright's sync API keeps an event loop running in the main thread while it is started,
+    which would make every later test's ``asyncio.run`` fail."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install playwright)")
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    """Where a test keeps what a person should look at (screenshots): ``$AGENTCORE_ARTIFACTS`` or its tmp dir."""
+    folder = Path(os.environ.get("AGENTCORE_ARTIFACTS") or tmp_path / "artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# Every text of every chart, with its real rendered box mapped into the chart's viewBox (rotation included).
+CHART_GEOMETRY = """() => [...document.querySelectorAll('svg.chart')].map(svg => {
+  const box = svg.viewBox.baseVal, toSvg = svg.getScreenCTM().inverse();
+  const outside = [];
+  const corners = (el, b) => {
+    const m = toSvg.multiply(el.getScreenCTM());
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
+      .map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
+  };
+  for (const t of svg.querySelectorAll('text')) {
+    const points = corners(t, t.getBBox());
+    if (points.some(p => p.x < -0.5 || p.y < -0.5 || p.x > box.width + 0.5 || p.y > box.height + 0.5)) {
+      outside.push(t.textContent);
+    }
+  }
+  const bars = [...svg.querySelectorAll('rect.bar')].map(r => r.getBBox().x);
+  const labels = [...svg.querySelectorAll('text.category')].map(t => corners(t, t.getBBox())[1].x);
+  return {
+    chart: svg.getAttribute('aria-label'), outside,
+    xTicks: svg.querySelectorAll('text.x-tick').length, yTicks: svg.querySelectorAll('text.y-tick').length,
+    line: svg.querySelector('path.series') !== null,
+    labelOverBar: bars.length && labels.length ? Math.max(...labels) > Math.min(...bars) : false,
+  };
+})"""
+
+
+def _check_charts(page: Any, at_least: int) -> list[dict[str, Any]]:
+    """Every chart on ``page``: no text outside its viewBox, >= 3 ticks per axis, no label under a bar."""
+    charts: list[dict[str, Any]] = page.evaluate(CHART_GEOMETRY)
+    assert len(charts) >= at_least
+    for chart in charts:
+        assert chart["outside"] == [], f"{chart['chart']}: text outside the chart: {chart['outside']}"
+        assert chart["xTicks"] >= 3, chart
+        assert not chart["line"] or chart["yTicks"] >= 3, chart
+        assert not chart["labelOverBar"], f"{chart['chart']}: a label runs into the bars"
+    return charts
+
+
+@pytest.fixture
+def readable_charts() -> Callable[[Any, int], list[dict[str, Any]]]:
+    """``readable_charts(page, at_least)``: assert the charts on a Chromium page are readable; returns them."""
+    return _check_charts

@@ -23,7 +23,13 @@ from pydantic import BaseModel
 
 from agentcore.accel.models.bert import BertConfig, build_encoder_graph, load_weights
 from agentcore.accel.models.quantize import quantize_int8
-from agentcore.accel.models.source import DEFAULT_MODEL_NAME, DEFAULT_WHEEL, resolve_source, sha256_file
+from agentcore.accel.models.source import (
+    DEFAULT_MODEL_NAME,
+    DEFAULT_WHEEL,
+    ByteProgress,
+    resolve_source,
+    sha256_file,
+)
 from agentcore.accel.settings import cache_dir
 from agentcore.errors import ModelCorruptError, ModelNotFoundError
 
@@ -114,9 +120,12 @@ def _read_manifest(folder: Path) -> BuiltModel | None:
         return None
 
 
-def ensure_built(model_dir: str | os.PathLike[str] | None = None, name: str | None = None) -> BuiltModel:
-    """Return the built model for a source, building or repairing whatever is missing or corrupt."""
-    source = resolve_source(model_dir)
+def ensure_built(
+    model_dir: str | os.PathLike[str] | None = None, name: str | None = None, on_bytes: ByteProgress | None = None
+) -> BuiltModel:
+    """Return the built model for a source, building or repairing whatever is missing or corrupt;
+    ``on_bytes(done, total)`` follows the source's download when there is one."""
+    source = resolve_source(model_dir, on_bytes)
     with _build_lock:
         key = build_key(source)
         # The pinned default wheel is extracted to sources/<its sha256 prefix>, however it was chosen.

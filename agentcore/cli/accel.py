@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agentcore.accel.charts import line_chart
 from agentcore.accel.errors import ProfileError, WorkloadError
 from agentcore.accel.ledger import GROUP_KEYS, Ledger
 from agentcore.accel.serving.capacity import LLMCapacityQuestion, plan_llm_capacity
@@ -22,12 +23,12 @@ from agentcore.accel.serving.catalogue import load_llms
 from agentcore.accel.serving.pricing import RateCard, rate_cards
 from agentcore.accel.serving.validation import trn3_claims, validation_table
 from agentcore.accel.sim.capacity import CapacityQuestion, plan_capacity
-from agentcore.accel.sim.charts import line_chart
 from agentcore.accel.sim.config import load_config
 from agentcore.accel.sim.profiles import ProfileCatalog, load_catalog
-from agentcore.accel.sim.report import SimulationReport
+from agentcore.accel.sim.report import SimulationReport, latency_chart, utilisation_chart
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import PRESETS
+from agentcore.accel.units import joules, seconds, usd
 from agentcore.cli.output import fail
 from agentcore.errors import AgentCoreError
 
@@ -139,7 +140,7 @@ def _report_table(reports: list[SimulationReport], ratios: dict[str, float] | No
         ("mean queue / device (ms)", lambda r: f"{r.mean_queue_ms:.3f} / {r.mean_device_ms:.3f}", None),
         ("batches (mean size)", lambda r: f"{r.batches:,} ({r.mean_batch:.1f})", None),
         ("utilisation", lambda r: f"{r.utilisation:.1%}", None),
-        ("$ per 1,000 requests", lambda r: f"{r.usd_per_1k:.6f}", "usd_per_1k_ratio"),
+        ("$ per 1,000 requests", lambda r: usd(r.usd_per_1k), "usd_per_1k_ratio"),
         ("J per 1,000 requests", lambda r: f"{r.joules_per_1k:,.2f}", "joules_per_1k_ratio"),
         ("simulated in (wall s)", lambda r: f"{r.wall_seconds:.2f}", None),
     ]  # fmt: skip
@@ -154,14 +155,9 @@ def _write_outputs(report: SimulationReport, out: Path) -> list[Path]:
     stem = f"{report.profile.replace(':', 'x')}-{report.workload}"
     files = {
         out / f"{stem}.json": report.model_dump_json(indent=1),
-        out / f"{stem}-utilisation.svg": line_chart(
-            report.timeline, title=f"{report.profile}: cores busy", x_label="time (s)", y_label="fraction busy"
-        ),
-        out / f"{stem}-latency-cdf.svg": line_chart(
-            [(ms, p / 100) for p, ms in report.latency_cdf],
-            title=f"{report.workload}: latency CDF", x_label="latency (ms)", y_label="fraction of requests",
-        ),
-    }  # fmt: skip
+        out / f"{stem}-utilisation.svg": utilisation_chart(report, title=f"{report.profile}: cores busy"),
+        out / f"{stem}-latency-cdf.svg": latency_chart(report, title=f"{report.workload}: latency CDF"),
+    }
     for path, text in files.items():
         path.write_text(text)
     return list(files)
@@ -300,7 +296,7 @@ def _llm_capacity(
         table.add_row(
             f"tp{layout.tp}/pp{layout.pp}/b{layout.max_batch}/{layout.precision}", str(row.replica_chips),
             f"{row.per_replica_rps:,.2f}", f"{row.ttft_p99_ms:,.0f}", f"{row.tpot_p99_ms:,.1f}", f"{row.replicas:,}",
-            f"{row.chips:,}", f"{row.usd_per_hour:,.2f}", f"{row.usd_per_session:.6f}",
+            f"{row.chips:,}", f"{row.usd_per_hour:,.2f}", usd(row.usd_per_session),
         )  # fmt: skip
     console.print(table)
     console.print(f"[dim]simulated: {plan.probes} one-replica runs; {len(plan.rejected)} layouts ruled out[/dim]")
@@ -343,7 +339,7 @@ def llm_cost(
             device + (" [yellow](projected)[/yellow]" if card.projected else ""),
             f"tp{layout.tp} pp{layout.pp} {layout.precision}", str(card.batch),
             f"{card.usd_per_million_input:.4f}", f"{card.usd_per_million_output:.4f}",
-            f"{card.joules_per_output_token:.3f}", f"{card.price(input_tokens, output_tokens).usd:.6f}",
+            f"{card.joules_per_output_token:.3f}", usd(card.price(input_tokens, output_tokens).usd),
         )  # fmt: skip
     console.print(table)
 
@@ -403,7 +399,10 @@ def price_traces(
         fail(error, 2)
     if chart is not None:
         points = [(float(index), entry.usd[device]) for index, entry in enumerate(report.sessions)]
-        svg = line_chart(points, title=f"simulated $ per session, {model} on {device}", x_label="session", y_label="$")
+        svg = line_chart(
+            {f"{model} on {device}": points}, title=f"Simulated $ per session, {model} on {device}",
+            x_label="session (index in the file)", y_label="simulated $ per session", y_format=usd,
+        )  # fmt: skip
         chart.parent.mkdir(parents=True, exist_ok=True)
         chart.write_text(svg, encoding="utf-8")
     if as_json:
@@ -411,9 +410,9 @@ def price_traces(
         return
     table = Table("tenant", *report.devices, title=f"{len(report.sessions)} sessions priced as {model} (simulated $)")
     for tenant, spend in sorted(report.tenants.items()):
-        table.add_row(tenant, *(f"{spend[name]:.6f}" for name in report.devices))
-    table.add_row("[bold]total[/bold]", *(f"{report.totals[name]:.6f}" for name in report.devices))
-    table.add_row("per session", *(f"{report.per_session(name):.6f}" for name in report.devices))
+        table.add_row(tenant, *(usd(spend[name]) for name in report.devices))
+    table.add_row("[bold]total[/bold]", *(usd(report.totals[name]) for name in report.devices))
+    table.add_row("per session", *(usd(report.per_session(name)) for name in report.devices))
     console.print(table)
     console.print(
         f"[dim]{report.priced_calls} calls, {report.input_tokens:,} input / {report.output_tokens:,} output tokens; "
@@ -453,11 +452,11 @@ def ledger(
     if as_json:
         _emit({"rows": [row.model_dump(mode="json") for row in rows], "exported": exported})
         return
-    table = Table(*by, "calls", "items", "$", "J", "device s", title="simulated spend")
+    table = Table(*by, "calls", "items", "$", "energy", "device time", title="simulated spend")
     for row in rows:
         table.add_row(
-            *(str(row.group[key]) for key in by), f"{row.calls:,}", f"{row.items:,}", f"{row.usd:.6f}",
-            f"{row.joules:,.2f}", f"{row.device_seconds:.4f}",
+            *(str(row.group[key]) for key in by), f"{row.calls:,}", f"{row.items:,}", usd(row.usd),
+            joules(row.joules), seconds(row.device_seconds),
         )  # fmt: skip
     console.print(table)
     if exported is not None:

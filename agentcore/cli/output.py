@@ -9,8 +9,9 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn
 
+from agentcore.accel.units import size
 from agentcore.errors import ConfigError
 
 console = Console()
@@ -37,6 +38,27 @@ def progress(label: str, total: int) -> Iterator[Update]:
 
     def line(done: int, what: str | None) -> None:
         errors.print(f"{label}: {what or 'working'} ({done}/{total})", highlight=False, markup=False)
+
+    yield line
+
+
+@contextmanager
+def byte_progress(label: str) -> Iterator[Callable[[int, int], None]]:
+    """``update(done, total)`` in bytes: a bar with sizes on a terminal; when piped, a plain line at each tenth."""
+    if errors.is_terminal:
+        columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True))
+        with Progress(*columns, console=errors, transient=True) as bar:
+            task = bar.add_task(label, total=None)
+            yield lambda done, total: bar.update(task, completed=done, total=total)
+        return
+    reported = -1
+
+    def line(done: int, total: int) -> None:
+        nonlocal reported
+        tenth = 10 * done // total if total else 0
+        if tenth > reported:
+            reported = tenth
+            errors.print(f"{label}: {size(done)} of {size(total)}", highlight=False, markup=False)
 
     yield line
 

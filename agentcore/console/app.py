@@ -25,8 +25,8 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from agentcore.accel import charts, units
 from agentcore.accel.ledger import Ledger
-from agentcore.console import charts
 from agentcore.console.auth import LOGIN_COOKIE, SESSION_COOKIE, Approver, Authenticator, new_login_token
 from agentcore.console.pages import approvals, audit, evals, spend
 from agentcore.console.settings import ConsoleSettings
@@ -61,7 +61,10 @@ def _environment() -> Environment:
     env.filters["when"] = _when
     env.filters["duration"] = _duration
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-    env.filters["svg"] = Markup  # charts are built from escaped parts by agentcore.console.charts
+    env.filters["usd"] = units.usd
+    env.filters["seconds"] = units.seconds
+    env.filters["number"] = units.number
+    env.filters["svg"] = Markup  # charts are built from escaped parts by agentcore.accel.charts
     return env
 
 
@@ -223,13 +226,15 @@ class Console:
         replayed = spend.same_work(self.ledger)
         over_time = spend.daily(self.ledger)
         daily_chart = charts.line_chart(
-            over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated USD",
-            x_format=lambda ts: _when(ts)[:10], y_format=lambda v: f"${v:.2g}", time_axis=True,
+            over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated $ per day",
+            x_format=lambda ts: _when(ts)[:10], time_axis=True,
+            y_format=units.usd_scale(max((usd for points in over_time.values() for _, usd in points), default=0.0)),
         )  # fmt: skip
+        device_totals = [(device, replayed.totals[device].usd) for device in replayed.devices]
         device_chart = charts.bar_chart(
-            [(device, replayed.totals[device].usd) for device in replayed.devices],
-            title="Simulated cost of the recorded work on each device", x_label="device", y_label="simulated USD",
-            y_format=lambda v: f"${v:.2g}",
+            device_totals, title="Simulated cost of the recorded work on each device",
+            category_label="device profile", value_label="simulated $",
+            value_format=units.usd_scale(max((usd for _, usd in device_totals), default=0.0)),
         )  # fmt: skip
         return self.page(
             request, "spend.html", approver, groups=groups, replayed=replayed, daily_chart=daily_chart,

@@ -32,7 +32,7 @@ from agentcore.demo.memory import CustomerMemory
 from agentcore.demo.report import render_index
 from agentcore.demo.runner import PlayedSession, play
 from agentcore.demo.scenarios import scripts, templates
-from agentcore.demo.transcripts import transcript
+from agentcore.demo.transcripts import conversations, transcript, transcript_html
 from agentcore.errors import ConfigError
 from agentcore.memory import MemoryStore
 from agentcore.references import load_reference
@@ -71,6 +71,7 @@ class SessionSummary(BaseModel):
     calls: int
     as_scripted: bool
     off_script: list[str]
+    outcomes: dict[str, int] = Field(default_factory=dict, description="tool call status -> calls in this session")
 
 
 class Decisions(BaseModel):
@@ -83,6 +84,9 @@ class Decisions(BaseModel):
     top_denials: list[tuple[str, int]]
     approval_rules: list[tuple[str, int]]
     approvers: list[str]
+    by_tool: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="tool -> gateway decision (allow, deny, needs_approval) -> calls"
+    )
 
 
 class MemorySummary(BaseModel):
@@ -134,7 +138,9 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
         played.append(play(script, agent, gateway, memory, tenant=settings.tenant))
     report("evaluating the recorded traces", settings.sessions, settings.sessions)
     (out / "traces.jsonl").write_text("".join(p.trace.model_dump_json() + "\n" for p in played), encoding="utf-8")
-    (out / "transcripts.md").write_text(transcript(played), encoding="utf-8")
+    views = conversations(played)
+    (out / "transcripts.md").write_text(transcript(views), encoding="utf-8")
+    (out / "transcripts.html").write_text(transcript_html(views), encoding="utf-8")
     suite_text = resources.files("agentcore.demo").joinpath("data/suite.toml").read_text(encoding="utf-8")
     (out / "suite.toml").write_text(suite_text, encoding="utf-8")
     evaluation = evaluate_traces(out / "suite.toml", out, accelerator)
@@ -173,7 +179,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> DemoRe
     last = ("summary.json", "index.html")
     result.files = [*sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in last), *last]
     (out / "summary.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
-    charts = sorted(p.name for p in out.glob("accel-*.svg"))
+    charts = {p.name: p.read_text(encoding="utf-8") for p in sorted(out.glob("accel-*.svg"))}
     (out / "index.html").write_text(render_index(result, charts), encoding="utf-8")
     return result
 
@@ -214,8 +220,11 @@ def _decisions(audit_file: Path) -> Decisions:
     denials: Counter[str] = Counter()
     approvals: Counter[str] = Counter()
     approvers: set[str] = set()
+    by_tool: dict[str, Counter[str]] = {}
     for line in audit_file.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
+        if record["kind"] == "decision":
+            by_tool.setdefault(record["tool"], Counter())[record["effect"]] += 1
         if record["effect"]:  # decisions, approvals, and executed calls (which carry their allow)
             effects[record["effect"]] += 1
         rules = [r["rule_id"] for r in record["detail"].get("reasons", [])] or [record.get("outcome") or "?"]
@@ -228,7 +237,7 @@ def _decisions(audit_file: Path) -> Decisions:
     return Decisions(
         allowed=effects["allow"], denied=effects["deny"], needed_approval=effects["needs_approval"],
         approved=effects["approved"], top_denials=denials.most_common(), approval_rules=approvals.most_common(),
-        approvers=sorted(approvers),
+        approvers=sorted(approvers), by_tool={tool: dict(counts) for tool, counts in sorted(by_tool.items())},
     )  # fmt: skip
 
 
@@ -259,4 +268,5 @@ def _session_summary(played: PlayedSession) -> SessionSummary:
     return SessionSummary(
         session_id=played.script.session_id, title=played.script.title, customer=played.customer,
         calls=len(played.outcomes), as_scripted=not played.off_script, off_script=played.off_script,
+        outcomes=dict(Counter(outcome.status for outcome in played.outcomes)),
     )  # fmt: skip

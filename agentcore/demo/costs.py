@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentcore.accel.sim.charts import line_chart
 from agentcore.accel.sim.profiles import DeviceProfile
-from agentcore.accel.sim.report import SimulationReport
+from agentcore.accel.sim.report import SimulationReport, latency_chart, utilisation_chart
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import Stream, TraceArrivals, Workload
 
@@ -97,12 +96,8 @@ def charts(reports: dict[str, SimulationReport]) -> dict[str, str]:
     """SVG charts per profile: latency distribution and utilisation over the demo's timeline."""
     files = {}
     for profile, report in reports.items():
-        files[f"accel-latency-{profile}.svg"] = line_chart(
-            report.latency_cdf, title=f"Simulated latency, {profile}", x_label="percentile", y_label="latency (ms)"
-        )
-        files[f"accel-utilisation-{profile}.svg"] = line_chart(
-            report.timeline, title=f"Simulated utilisation, {profile}", x_label="time (s)", y_label="busy fraction"
-        )
+        files[f"accel-latency-{profile}.svg"] = latency_chart(report)
+        files[f"accel-utilisation-{profile}.svg"] = utilisation_chart(report)
     return files
 
 

@@ -70,8 +70,11 @@ def test_json_is_a_flag_everywhere() -> None:
 def test_help_keeps_brackets_and_names_values_readably(path: str) -> None:
     result = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    options = result.output.split("Options:", 1)[-1]
-    assert not re.search(r"<[a-z][\w\[\], ]*>", options), f"{path}: a type placeholder in its options:\n{options}"
+    placeholder = re.search(r"<[a-z][\w\[\], ]*>|\{[A-Z_]+\}", result.output)  # <list[Path]>, {PATHS}
+    assert placeholder is None, f"{path}: a type placeholder in its help:\n{result.output}"
+    usage = result.output.split("\n\n", 1)[0]
+    for metavar in re.findall(r"\[?([A-Z][A-Z_]*)\]?(?:\.\.\.)?", usage.split("[OPTIONS]", 1)[-1]):
+        assert metavar in {p.metavar for p in LEAVES[path].params}, f"{path}: {metavar} is not an argument's name"
     for param in LEAVES[path].params:
         for bracketed in re.findall(r"\[\w+\]", getattr(param, "help", None) or ""):
             assert bracketed in result.output, f"{path}: {bracketed} of the help text was swallowed"

@@ -29,11 +29,6 @@ from agentcore.console import ConsoleSettings, create_app
 from agentcore.gateway import Gateway
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]  # fmt: skip
 SECRET_ENV = "CONSOLE_TEST_SECRET"
 SECRET = "console-test-secret-" + "x" * 32
 POLICY = """policy "support" version 1 owner "platform-team"
@@ -213,25 +208,6 @@ def served(world: World) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """Headless Debian Chromium driven by Playwright; skips (fails under CI=true) when either is missing.
-
-    Module-scoped: Playwright's sync API keeps an event loop running in the main thread while it is started,
-    which would make every later test's ``asyncio.run`` fail."""
-    in_ci = os.environ.get("CI", "").lower() == "true"
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        (pytest.fail if in_ci else pytest.skip)("playwright is not installed (pip install playwright)")
-    if not CHROMIUM.exists():
-        (pytest.fail if in_ci else pytest.skip)(f"{CHROMIUM} is missing (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

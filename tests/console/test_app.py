@@ -131,7 +131,7 @@ def test_evaluation_runs_trends_and_failing_targets(client: TestClient) -> None:
     _sign_in(client, "dev", ["developer"])
     page = client.get("/evals").text
     assert page.count('href="/evals/2026-') == 2 and "<svg" in page and "mean score per run" in page
-    assert 'class="tick"' in page and "Builtin.TrajectoryInOrderMatch" in page
+    assert 'class="tick x-tick"' in page and "Builtin.TrajectoryInOrderMatch" in page
     run = client.get("/evals/2026-12-01.json").text
     assert "Compared with the previous run" in run and 'id="verdict">FAILED<' in run
     failing = run[run.index('id="failing"') :]

@@ -86,7 +86,9 @@ def test_a_tampered_chain_is_flagged(world: World, served: str, browser_page: An
     assert "the first broken one" in page.inner_text("#record-untrusted")
 
 
-def test_open_an_evaluation_run_and_the_spend(world: World, served: str, browser_page: Any, screenshot: Any) -> None:
+def test_open_an_evaluation_run_and_the_spend(
+    world: World, served: str, browser_page: Any, screenshot: Any, readable_charts: Any
+) -> None:
     from agentcore import Accelerator
     from agentcore.accel.ledger import Ledger
     from agentcore.accel.serving.usage import record_llm_usage
@@ -102,6 +104,7 @@ def test_open_an_evaluation_run_and_the_spend(world: World, served: str, browser
     page.goto(f"{served}/evals")
     chart = page.locator("svg.chart").first
     assert chart.is_visible() and chart.locator("text.tick").count() >= 4
+    readable_charts(page, 1)
     screenshot(page, "console-evals")
     page.click("text=2026-12-01.json")
     page.wait_for_selector("#summaries")
@@ -112,4 +115,5 @@ def test_open_an_evaluation_run_and_the_spend(world: World, served: str, browser
     assert "trn3-ultraserver-gen1" in page.inner_text("#by-profile") and "acme" in page.inner_text("#by-tenant")
     assert "globex" in page.inner_text("#same-work") and "of which llm" in page.inner_text("#same-work")
     assert page.locator("svg.chart rect.bar").count() == 2
+    readable_charts(page, 2)
     screenshot(page, "console-spend")

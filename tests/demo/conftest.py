@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from agentcore.demo.app import DemoReport, DemoSettings, run_demo
 from agentcore.demo.database import RetailDatabase
 from agentcore.demo.generator import generate_store
 from agentcore.demo.governance import build_gateway
+from agentcore.demo.scenarios import templates
 from agentcore.gateway import Gateway
 
 
@@ -41,3 +43,10 @@ def encoder():  # type: ignore[no-untyped-def]
     from agentcore.accel.runtime import Accelerator
 
     return Accelerator(ledger=None)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoReport, Path]:
+    """One full ``agentcore demo`` (every scenario once) that the report tests read."""
+    out = tmp_path_factory.mktemp("demo")
+    return run_demo(DemoSettings(sessions=len(templates()), out=out)), out

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcore.cli import app
-from agentcore.demo.app import INSPECT, DemoReport, DemoSettings, run_demo
+from agentcore.demo.app import INSPECT, DemoReport
 from agentcore.demo.scenarios import templates
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.db import Database
@@ -22,12 +22,6 @@ VIOLATIONS = {
     "authenticate-first", "other-orders", "one-customer-per-conversation", "refund-to-original-or-gift-card",
     "pending-orders-only", "gift-card-covers-total", "cancellations-per-day",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoReport, Path]:
-    out = tmp_path_factory.mktemp("demo")
-    return run_demo(DemoSettings(sessions=len(templates()), out=out)), out
 
 
 def test_every_conversation_goes_as_scripted(demo_run: tuple[DemoReport, Path]) -> None:
@@ -98,7 +92,7 @@ def test_reports_are_written_and_readable(demo_run: tuple[DemoReport, Path]) -> 
     assert "<html" in (out / "evaluation.html").read_text()
     index = (out / "index.html").read_text()
     linked = re.findall(r'(?:href|src)="([^"]+)"', index)
-    assert len(linked) >= 10 and all((out / name).is_file() for name in linked)
+    assert len(linked) >= 10 and all((out / name.split("#")[0]).is_file() for name in linked)
     lines = {line.evaluator: line for line in report.evaluation.evaluators}
     assert lines["Builtin.GoalSuccessRate"].pass_rate == 1.0 and lines["Builtin.ToolSelectionAccuracy"].passed
     assert DemoReport.model_validate_json((out / "summary.json").read_text()).sessions == report.sessions
@@ -143,6 +137,9 @@ def test_cli_runs_a_small_demo_and_rejects_bad_input(tmp_path: Path, monkeypatch
     assert result.exit_code == 0, result.output
     assert "Gateway decisions" in result.output and "demo passed" in result.output
     assert "demo: session" in result.stderr  # not a terminal: progress as plain lines, not nothing
+    tables = result.output.split("Evaluation suite", 1)[1].split("Audit log", 1)[0]
+    assert "…" not in tables and "trn3-ultraserver-gen2" in tables  # ids and amounts whole at 80 columns
+    assert "ToolParameterAccuracy" in tables and "e-0" not in tables
     # The printed commands, run where they say, inspect the demo's own database (its agentcore.toml names it).
     assert f"cd {tmp_path / 'small'}" in result.output and all(command in result.output for command in INSPECT)
     monkeypatch.chdir(tmp_path / "small")
