@@ -166,6 +166,7 @@ def test_run_times_come_from_the_report_and_old_reports_fall_back_to_file_time(w
 
 def test_spend_by_tenant_and_the_same_work_on_trn2_and_trn3(client: TestClient, world: World) -> None:
     from agentcore import Accelerator
+    from agentcore.accel import units
     from agentcore.accel.ledger import Ledger
     from agentcore.accel.serving.usage import record_llm_usage, shipped_card
     from agentcore.console.pages import spend
@@ -189,6 +190,6 @@ def test_spend_by_tenant_and_the_same_work_on_trn2_and_trn3(client: TestClient, 
     same = page[page.index('id="same-work"') : page.index("</table>", page.index('id="same-work"'))]
     for tenant in ("acme", "globex"):
         row = same[same.index(f"<td>{tenant}</td>") :].split("</tr>")[0]
-        assert f"<td>{replayed.tenants[tenant]['trn2'].usd:.3g}</td>" in row
-        assert f"<td>{replayed.tenants[tenant]['trn3'].usd:.3g}</td>" in row
+        assert f"<td>{units.usd(replayed.tenants[tenant]['trn2'].usd)}</td>" in row
+        assert f"<td>{units.usd(replayed.tenants[tenant]['trn3'].usd)}</td>" in row
     assert "of which llm" in same and "of which embedding" in same
