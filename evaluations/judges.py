@@ -11,13 +11,12 @@ every other result, and a failed one is not cached.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field
 
-from agentcore.accel.llm import LLMConfig, LLMError, LLMProvider, Message, MeteredLLM, create_provider
+from agentcore.accel.llm import LLMConfig, LLMError, LLMProvider, Message, MeteredLLM, create_provider, json_object
 from agentcore.errors import ConfigError
 from agentcore.evaluations.base import Evaluator, Judgement, Target
 from agentcore.evaluations.errors import EvaluationError
@@ -92,12 +91,8 @@ def _session_text(target: Target) -> str:
 
 def _parse(text: str, labels: dict[str, float]) -> tuple[str, str] | None:
     """(label, explanation) from the model's answer, or None when it is not the JSON asked for."""
-    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
-    try:
-        answer = json.loads(body)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(answer, dict):
+    answer = json_object(text)
+    if answer is None:
         return None
     label = next((name for name in labels if str(answer.get("label", "")).strip().lower() == name.lower()), None)
     if label is None:

@@ -19,3 +19,10 @@ class MemoryNotFoundError(MemoryStoreError, LookupError):
 
 class SchemaVersionError(MemoryStoreError):
     """The database was written by a newer agentcore than this one; upgrade agentcore to open it."""
+
+
+class MemoryExtractionError(MemoryStoreError):
+    """A strategy's extractor or consolidator could not produce memories (e.g. the LLM gave no usable answer).
+
+    Raised before the strategy writes anything: the session's events are kept, so extraction can be retried.
+    """

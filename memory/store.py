@@ -72,8 +72,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
-# Vector nominations tried before reading every row of the actor (see _candidates).
-NOMINATION_LIMITS = (2 * search.RANK_DEPTH, 16 * search.RANK_DEPTH)
+# Vector nominations tried before reading every row of the actor, as multiples of the rows a ranking needs
+# (see _candidates).
+NOMINATION_FACTORS = (2, 16)
 
 
 class MemoryStore:
@@ -659,7 +660,11 @@ class MemoryStore:
                 fulltext = search.fulltext_ranking(
                     connection, scope, terms, search.RANK_DEPTH, informative_only=mode == "hybrid"
                 )
-            candidates = self._candidates(connection, scope, keep, recency_half_life is not None, vector, fulltext)
+            # fused or recency-weighted rankings look RANK_DEPTH deep; a plain vector ranking needs only top_k
+            needed = top_k if fulltext is None and recency_half_life is None else search.RANK_DEPTH
+            candidates = self._candidates(
+                connection, scope, keep, recency_half_life is not None, vector, fulltext, needed
+            )
         return search.rank(
             candidates,
             query_vector=vector,
@@ -678,23 +683,25 @@ class MemoryStore:
         with_times: bool,
         vector: np.ndarray | None,
         fulltext: list[int] | None,
+        needed: int,
     ) -> search.Candidates:
         """The rows to rank: full-text matches plus the vector side's nominees, or every in-scope row.
 
         Nominees come without the scope's namespace/expiry/metadata conditions on SQLite; when fewer than
-        RANK_DEPTH survive them, a wider nomination (then everything) is read, so the vector ranking is
-        the exact one over the rows in scope.
+        ``needed`` survive them, a wider nomination (then everything) is read, so the vector ranking is
+        the one over the rows in scope.
         """
         if vector is None:
             return search.load_candidates(connection, scope, keep, with_times=with_times, ids=fulltext or [])
-        for limit in NOMINATION_LIMITS:
+        for factor in NOMINATION_FACTORS:
+            limit = factor * needed
             nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
             if nominated is None:
                 break
             candidates = search.load_candidates(
                 connection, scope, keep, with_times=with_times, ids=[*nominated, *(fulltext or [])]
             )
-            if len(nominated) < limit or np.isin(candidates.ids, nominated).sum() >= search.RANK_DEPTH:
+            if len(nominated) < limit or np.isin(candidates.ids, nominated).sum() >= needed:
                 return candidates
         return search.load_candidates(connection, scope, keep, with_times=with_times)
 

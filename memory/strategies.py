@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from agentcore.memory.extractors import ExtractedMemory, Extractor, FactExtractor, PreferenceExtractor, SummaryExtractor
 from agentcore.memory.models import MemoryRecord, Role
-from agentcore.memory.namespaces import resolve_namespace
+from agentcore.memory.namespaces import check_template, resolve_namespace
 from agentcore.memory.rows import NewRecord
 from agentcore.memory.validation import check_id
 
@@ -26,17 +26,30 @@ DUPLICATE_SIMILARITY = 0.92
 SESSION_EVENT_LIMIT = 10_000
 
 
+class Consolidator(Protocol):
+    """Writes one strategy's extracted memories into its namespace; returns the records written or touched."""
+
+    def __call__(
+        self, store: MemoryStore, actor_id: str, namespace: str, strategy: str, memories: Sequence[ExtractedMemory]
+    ) -> list[MemoryRecord]: ...
+
+
 @dataclass(frozen=True)
 class MemoryStrategy:
-    """A named extraction step: ``namespace`` is a template such as ``/users/{actor_id}/preferences``."""
+    """A named extraction step: ``namespace`` is a template such as ``/users/{actor_id}/preferences``.
+
+    ``consolidator`` defaults to :func:`consolidate` (offline rules); an LLM one is in ``memory.llm``.
+    """
 
     name: str
     namespace: str
     extractor: Extractor
     roles: tuple[Role, ...] = (Role.USER,)
+    consolidator: Consolidator | None = None
 
     def __post_init__(self) -> None:
         check_id("strategy name", self.name)
+        check_template(self.namespace)
 
 
 DEFAULT_STRATEGIES: tuple[MemoryStrategy, ...] = (
@@ -51,16 +64,24 @@ DEFAULT_STRATEGIES: tuple[MemoryStrategy, ...] = (
 def run_strategies(
     store: MemoryStore, actor_id: str, session_id: str, strategies: Sequence[MemoryStrategy]
 ) -> list[MemoryRecord]:
-    """Extract and consolidate each strategy's memories from one session; returns the records written."""
+    """Extract and consolidate each strategy's memories from one session; returns the records written.
+
+    Every strategy extracts before any writes, so an extractor that fails (an LLM that does not answer) leaves
+    the store as it was; the events stay and the call can be repeated.
+    """
     events = store.list_events(actor_id, session_id, limit=SESSION_EVENT_LIMIT)
-    written: list[MemoryRecord] = []
+    extracted = []
     for strategy in strategies:
         selected = [event for event in events if event.role in strategy.roles]
         memories = strategy.extractor.extract(selected, lambda texts: store.embed(actor_id, texts))
         namespace = resolve_namespace(
             strategy.namespace, actor_id=actor_id, session_id=session_id, strategy=strategy.name
         )
-        written.extend(consolidate(store, actor_id, namespace, strategy.name, memories))
+        extracted.append((strategy, namespace, memories))
+    written: list[MemoryRecord] = []
+    for strategy, namespace, memories in extracted:
+        write = strategy.consolidator or consolidate
+        written.extend(write(store, actor_id, namespace, strategy.name, memories))
     return written
 
 

@@ -23,6 +23,7 @@ MAX_TOP_K = 100
 DEFAULT_DIMENSION = 384  # all-MiniLM-L6-v2, the default encoder (DESIGN.md section 4)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NAMESPACE_SEGMENT = re.compile(r"^[^\x00-\x1f\x7f/]+$")
+_PLACEHOLDER = re.compile(r"\{[^{}/]*\}")
 
 
 def check_id(kind: str, value: object) -> str:
@@ -58,6 +59,12 @@ def check_namespace(value: object) -> str:
         raise InvalidMemoryInputError(f"namespace must be a str, got {type(value).__name__}")
     if not value.startswith("/") or len(value) > 1024:
         raise InvalidMemoryInputError(f"namespace {value!r} must start with '/' and have at most 1024 characters")
+    placeholder = _PLACEHOLDER.search(value)
+    if placeholder:  # an unresolved template would silently match nothing (see namespaces.resolve_namespace)
+        raise InvalidMemoryInputError(
+            f"namespace {value!r} has the unresolved template field {placeholder.group()}; pass the concrete "
+            "namespace, e.g. resolve_namespace(template, actor_id=..., session_id=...)"
+        )
     segments = value.strip("/").split("/") if value != "/" else []
     for segment in segments:
         if segment in ("", ".", "..") or not _NAMESPACE_SEGMENT.match(segment):

@@ -10,10 +10,13 @@ run that leaves a new file in the repository fails (``pytest_sessionfinish``).
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +215,89 @@ def _check_charts(page: Any, at_least: int) -> list[dict[str, Any]]:
 def readable_charts() -> Callable[[Any, int], list[dict[str, Any]]]:
     """``readable_charts(page, at_least)``: assert the charts on a Chromium page are readable; returns them."""
     return _check_charts
+
+
+Reply = Callable[[dict[str, Any]], "str | tuple[int, dict[str, Any]]"]
+
+
+def _protocol_payload(path: str, body: dict[str, Any], text: str) -> dict[str, Any]:
+    """``text`` as the model's answer in the reply shape of the protocol ``path`` belongs to."""
+    if path.endswith("/v1/messages"):
+        return {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"], "stop_reason": "end_turn",
+            "stop_sequence": None, "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 90, "output_tokens": 10},
+        }  # fmt: skip
+    return {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 12, "total_tokens": 132},
+    }  # fmt: skip
+
+
+class LLMServer:
+    """A local HTTP server speaking OpenAI chat completions (``…/chat/completions``) and Anthropic Messages
+    (``/v1/messages``): ``reply(body)`` gives the model's text, or ``(status, payload)`` to answer anything else.
+    """
+
+    def __init__(self, reply: Reply) -> None:
+        self.reply = reply
+        self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                server.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                answer = server.reply(body)
+                if isinstance(answer, str):
+                    answer = 200, _protocol_payload(self.path, body, answer)
+                status, payload = answer
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+
+class LLMPeers:
+    """``serve(reply)`` starts an :class:`LLMServer` for the test; ``serve.bedrock_converse`` builds a recorded
+    Bedrock Converse response for botocore's Stubber.
+
+    No model server runs in this test environment (see tests/evaluations/test_judges.py), so LLM features are
+    tested against these peers, whose replies the official openai and anthropic clients parse.
+    """
+
+    def __init__(self) -> None:
+        self.servers: list[LLMServer] = []
+
+    def __call__(self, reply: Reply) -> LLMServer:
+        self.servers.append(LLMServer(reply))
+        return self.servers[-1]
+
+    @staticmethod
+    def bedrock_converse(text: str, input_tokens: int = 50, output_tokens: int = 8) -> dict[str, Any]:
+        return {
+            "output": {"message": {"role": "assistant", "content": [{"text": text}]}},
+            "stopReason": "end_turn",
+            "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens,
+                      "totalTokens": input_tokens + output_tokens},
+            "metrics": {"latencyMs": 120},
+        }  # fmt: skip
+
+
+@pytest.fixture
+def serve() -> Iterator[LLMPeers]:
+    """Local LLM protocol peers for this test, shut down after it."""
+    peers = LLMPeers()
+    yield peers
+    for server in peers.servers:
+        server.http.shutdown()

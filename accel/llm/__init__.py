@@ -16,6 +16,7 @@ from agentcore.accel.llm.providers import (
     MeteredLLM,
     OpenAICompatible,
     create_provider,
+    json_object,
 )
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "MeteredLLM",
     "OpenAICompatible",
     "create_provider",
+    "json_object",
 ]

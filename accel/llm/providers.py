@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -218,6 +219,16 @@ class BedrockConverse:
         )
 
 
+def json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a model answered (a Markdown code fence around it is tolerated), or None if it is not one."""
+    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    try:
+        answer = json.loads(body)
+    except json.JSONDecodeError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
 def create_provider(config: LLMConfig) -> LLMProvider:
     providers: dict[str, type[OpenAICompatible] | type[AnthropicMessages] | type[BedrockConverse]] = {
         "openai": OpenAICompatible,
@@ -230,8 +241,10 @@ def create_provider(config: LLMConfig) -> LLMProvider:
 class MeteredLLM:
     """A provider whose every completion is written to the cost ledger, like an ONNX call through accel.
 
-    The receipt's ``cpu_seconds`` and ``latency_seconds`` are the measured wall time of the remote call; dollars are
-    the configured per-token price (0 when none is given: remote serving is not simulated yet).
+    Receipts are ``kind="llm"`` with the provider's input and output token counts; ``cpu_seconds`` and
+    ``latency_seconds`` are the measured wall time of the remote call; dollars are the configured per-token price
+    (0 when none is given: remote serving is not simulated yet). ``user`` charges one call to a user (memory
+    extraction charges the actor whose events were read).
     """
 
     def __init__(
@@ -244,7 +257,7 @@ class MeteredLLM:
     def model(self) -> str:
         return self.provider.model
 
-    def complete(self, messages: list[Message], *, json_output: bool = False) -> Completion:
+    def complete(self, messages: list[Message], *, json_output: bool = False, user: str | None = None) -> Completion:
         from agentcore.accel.runtime import Receipt
 
         completion = self.provider.complete(messages, json_output=json_output)
@@ -255,9 +268,13 @@ class MeteredLLM:
                     variant=self.config.provider,
                     tenant=self.tenant,
                     agent=self.agent,
+                    user=user,
                     items=1,
                     batches=1,
+                    kind="llm",
                     tokens=completion.input_tokens + completion.output_tokens,
+                    input_tokens=completion.input_tokens,
+                    output_tokens=completion.output_tokens,
                     cpu_seconds=completion.seconds,
                     latency_seconds=completion.seconds,
                     usd=self.config.price(completion),

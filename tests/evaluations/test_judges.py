@@ -11,9 +11,6 @@ replies, which keeps it honest.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,78 +23,22 @@ from agentcore.evaluations.judges import JudgeSettings, judged
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.result import Status
 
-Reply = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
+
+def judge_reply(body: dict[str, Any]) -> str:
+    """The judge's answer (the local server wraps it in the protocol's reply shape)."""
+    label = "Very helpful" if "Canberra" in body["messages"][-1]["content"] else "Not helpful at all"
+    return json.dumps({"label": label, "explanation": "as judged"})
 
 
-def _label_for(prompt: str) -> str:
-    return "Very helpful" if "Canberra" in prompt else "Not helpful at all"
-
-
-def openai_reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    content = json.dumps({"label": _label_for(body["messages"][-1]["content"]), "explanation": "as judged"})
-    return 200, {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 12, "total_tokens": 132},
-    }  # fmt: skip
-
-
-def anthropic_reply(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    content = json.dumps({"label": _label_for(body["messages"][-1]["content"]), "explanation": "as judged"})
-    return 200, {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"], "stop_reason": "end_turn",
-        "stop_sequence": None, "content": [{"type": "text", "text": content}],
-        "usage": {"input_tokens": 90, "output_tokens": 10},
-    }  # fmt: skip
-
-
-class _Server:
-    def __init__(self, reply: Reply) -> None:
-        self.reply, self.requests = reply, []  # type: ignore[var-annotated]
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                server.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                status, payload = server.reply(body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Reply], _Server]]:
-    servers: list[_Server] = []
-
-    def start(reply: Reply) -> _Server:
-        servers.append(_Server(reply))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.http.shutdown()
-
-
-def test_the_local_servers_speak_the_real_protocols(serve: Callable[[Reply], _Server]) -> None:
+def test_the_local_servers_speak_the_real_protocols(serve: Any) -> None:
     import anthropic
     import openai
 
-    chat = openai.OpenAI(base_url=serve(openai_reply).url + "/v1", api_key="k").chat.completions.create(
+    chat = openai.OpenAI(base_url=serve(judge_reply).url + "/v1", api_key="k").chat.completions.create(
         model="judge-1", messages=[{"role": "user", "content": "Canberra?"}]
     )
     assert json.loads(chat.choices[0].message.content or "")["label"] == "Very helpful"
-    message = anthropic.Anthropic(base_url=serve(anthropic_reply).url, api_key="k").messages.create(
+    message = anthropic.Anthropic(base_url=serve(judge_reply).url, api_key="k").messages.create(
         model="claude-judge", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
     )
     assert message.usage.input_tokens == 90
@@ -121,11 +62,11 @@ def _suite(tmp_path: Path, judge: str) -> Path:
 
 
 def test_a_suite_judged_by_an_openai_compatible_server_is_metered_and_cached(
-    tmp_path: Path, serve: Callable[[Reply], _Server], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentcore import Accelerator
 
-    server = serve(openai_reply)
+    server = serve(judge_reply)
     monkeypatch.setenv("JUDGE_KEY", "sk-test")
     judge = f'provider = "openai"\nmodel = "judge-1"\nbase_url = "{server.url}/v1"\napi_key_env = "JUDGE_KEY"\n'
     judge += "usd_per_1k_input_tokens = 1.0\nusd_per_1k_output_tokens = 2.0\n"
@@ -146,12 +87,10 @@ def test_a_suite_judged_by_an_openai_compatible_server_is_metered_and_cached(
 
 
 def test_a_judge_that_never_answers_in_json_is_an_error_that_fails_the_run(
-    tmp_path: Path, serve: Callable[[Reply], _Server], accelerator: Any
+    tmp_path: Path, serve: Any, accelerator: Any
 ) -> None:
-    def chatty(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        status, payload = openai_reply(body)
-        payload["choices"][0]["message"]["content"] = "I think it is quite helpful!"
-        return status, payload
+    def chatty(body: dict[str, Any]) -> str:
+        return "I think it is quite helpful!"
 
     server = serve(chatty)
     suite = _suite(tmp_path, f'model = "judge-1"\nbase_url = "{server.url}/v1"\nretries = 1\n')
@@ -167,7 +106,7 @@ def test_a_judge_that_never_answers_in_json_is_an_error_that_fails_the_run(
     assert len(server.requests) == 8 and not again.passed  # failures are never cached
 
 
-def test_unreachable_and_failing_endpoints_are_error_results(serve: Callable[[Reply], _Server], models: Models) -> None:
+def test_unreachable_and_failing_endpoints_are_error_results(serve: Any, models: Models) -> None:
     broken = serve(lambda body: (500, {"error": {"message": "overloaded"}}))
     for url in (broken.url + "/v1", "http://127.0.0.1:9/v1"):
         judge = judged(
@@ -177,10 +116,8 @@ def test_unreachable_and_failing_endpoints_are_error_results(serve: Callable[[Re
         assert result.status is Status.ERROR and not result.passed and "failed" in result.explanation
 
 
-def test_a_judge_standing_in_for_harmfulness_judges_the_same_turns(
-    serve: Callable[[Reply], _Server], models: Models
-) -> None:
-    server = serve(openai_reply)
+def test_a_judge_standing_in_for_harmfulness_judges_the_same_turns(serve: Any, models: Models) -> None:
+    server = serve(judge_reply)
     two_turns = Session(
         id="s", traces=[Trace(id="s/t0", input="Hi", output="Hello!"), Trace(id="s/t1", input="Bye", output="Bye!")]
     )
@@ -194,8 +131,8 @@ def test_a_judge_standing_in_for_harmfulness_judges_the_same_turns(
     assert len(server.requests) == 1
 
 
-def test_anthropic_messages_judge(serve: Callable[[Reply], _Server], models: Models) -> None:
-    server = serve(anthropic_reply)
+def test_anthropic_messages_judge(serve: Any, models: Models) -> None:
+    server = serve(judge_reply)
     settings = JudgeSettings(provider="anthropic", model="claude-judge", base_url=server.url, mode="also")
     offline = create_evaluator("Builtin.Helpfulness")
     results = evaluate(SESSIONS[:1], [offline, judged(offline, settings)], models=models)
@@ -205,7 +142,7 @@ def test_anthropic_messages_judge(serve: Callable[[Reply], _Server], models: Mod
     assert path == "/v1/messages" and headers["anthropic-version"] == "2023-06-01" and "system" in body
 
 
-def test_bedrock_converse_through_botocore_stubber(models: Models) -> None:
+def test_bedrock_converse_through_botocore_stubber(serve: Any, models: Models) -> None:
     import boto3
     from botocore.stub import ANY, Stubber
 
@@ -214,12 +151,7 @@ def test_bedrock_converse_through_botocore_stubber(models: Models) -> None:
     with Stubber(client) as stub:
         stub.add_response(
             "converse",
-            {
-                "output": {"message": {"role": "assistant", "content": [{"text": answer}]}},
-                "stopReason": "end_turn",
-                "usage": {"inputTokens": 50, "outputTokens": 8, "totalTokens": 58},
-                "metrics": {"latencyMs": 120},
-            },
+            serve.bedrock_converse(answer),
             {"modelId": "anthropic.claude-judge", "messages": ANY, "system": ANY, "inferenceConfig": ANY},
         )
         settings = JudgeSettings(provider="bedrock", model="anthropic.claude-judge")

@@ -84,3 +84,19 @@ def test_bulk_records_with_precomputed_embeddings_use_exact_cosine(store: Memory
     assert [hit.record.id for hit in hits] == [ids[i] for i in expected]
     with pytest.raises(InvalidMemoryInputError, match="shape"):
         store.add_records("alice", records[:2], embeddings=vectors[:3])
+
+
+def test_an_unresolved_namespace_template_is_an_error_on_writes_and_reads(store: MemoryStore) -> None:
+    """Copied AgentCore templates ({actorId}) would otherwise store and search a namespace nobody reads."""
+    batch = [NewRecord(namespace=FACTS, text="fine"), NewRecord(namespace="/users/{actorId}/facts", text="bad")]
+    with pytest.raises(InvalidMemoryInputError, match=r"unresolved template field \{actorId\}"):
+        store.add_records("alice", batch)
+    assert store.stats().records == 0  # the valid record of the batch was not written either
+    store.add_record("alice", FACTS, "Alice is allergic to peanuts")
+    for read in (
+        lambda: store.retrieve("alice", "allergy", namespace="/users/{actor_id}/facts"),
+        lambda: store.retrieve("alice", "allergy", namespace_prefix="/users/{actor_id}/"),
+        lambda: store.list_records("alice", namespace="/users/{actor_id}/facts"),
+    ):
+        with pytest.raises(InvalidMemoryInputError, match="resolve_namespace"):
+            read()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentcore.memory import InvalidMemoryInputError, resolve_namespace
+from agentcore.memory import FactExtractor, InvalidMemoryInputError, MemoryStrategy, resolve_namespace
 from agentcore.memory.filters import compile_filters
 from agentcore.memory.validation import check_namespace
 
@@ -16,6 +16,26 @@ def test_namespace_templates_encode_ids_so_they_cannot_climb() -> None:
         resolve_namespace("/users/{user}/facts", actor_id="a")
     with pytest.raises(InvalidMemoryInputError, match="session_id"):
         resolve_namespace("/s/{session_id}", actor_id="a")
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("/users/{actorId}/facts", r"unknown fields \['actorId'\].*\{actorId\} -> \{actor_id\}"),
+        ("/users/{actor}/facts", r"unknown fields \['actor'\]; allowed fields"),
+        ("/users/{actor_id/facts", "malformed"),
+        ("users/{actor_id}", "must start with '/'"),
+    ],
+)
+def test_a_strategy_with_a_bad_namespace_template_is_refused_when_built(template: str, message: str) -> None:
+    with pytest.raises(InvalidMemoryInputError, match=message):
+        MemoryStrategy("facts", template, FactExtractor())
+
+
+@pytest.mark.parametrize("namespace", ["/users/{actor_id}/facts", "/users/{}/facts", "/s/{sessionId}"])
+def test_an_unresolved_template_is_not_a_namespace(namespace: str) -> None:
+    with pytest.raises(InvalidMemoryInputError, match=r"unresolved template field.*resolve_namespace"):
+        check_namespace(namespace)
 
 
 @pytest.mark.parametrize("namespace", ["/", "/users/alice", "/users/alice/", "/a b/%/_/' OR 1=1 --"])

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import create_engine, make_url, text
 
 from agentcore.memory import InvalidMemoryInputError, MemoryStore, MemoryStoreError, NewRecord
-from agentcore.memory.vectors import CACHE_MIN_ROWS, ActorMatrixCache
+from agentcore.memory.vectors import CACHE_MIN_ROWS, PROJECTED_DIMENSIONS, ActorMatrixCache
 
 HEAVY = CACHE_MIN_ROWS + 1000
 FACTS = "/users/heavy/facts"
@@ -55,6 +55,21 @@ def test_a_heavy_actor_gets_the_exact_nearest_records(make_store: Callable[..., 
     else:
         assert store.pgvector, "the test database has pgvector (scripts/start-services.sh builds it)"
         assert np.mean(recalls) >= 0.99  # HNSW nominates, the float32 embeddings re-rank
+
+
+def test_projected_nominations_re_ranked_exactly_find_the_nearest_records(store: MemoryStore) -> None:
+    """Past PROJECT_MIN_ROWS the cache scores a 64-d projection first; the exact re-rank keeps recall."""
+    store._nominator = cache = ActorMatrixCache(project_min_rows=CACHE_MIN_ROWS)
+    vectors = _clustered(HEAVY)
+    ids = _fill(store, "heavy", vectors)
+    recalls = []
+    for query in _clustered(20, seed=11):
+        hits = store.retrieve("heavy", "note", mode="vector", query_embedding=query, top_k=10)
+        recalls.append(len({hit.record.id for hit in hits} & set(_exact(ids, vectors, query))) / 10)
+        assert [hit.similarity for hit in hits] == sorted((hit.similarity for hit in hits), reverse=True)
+    matrix = cache._matrices[("memory_records", "heavy")]
+    assert matrix.projected is not None and matrix.projected.shape == (HEAVY, PROJECTED_DIMENSIONS)
+    assert np.mean(recalls) >= 0.99
 
 
 def test_the_cache_sees_writes_from_another_connection(tmp_path: Path, accelerator: object) -> None:
