@@ -229,6 +229,15 @@ class AuditLog:
         (an approval's sign-off) commits atomically with the record; such a record is written on its own. Never
         call it holding ``db.lock``: the caller leading the batch needs that lock to write it.
         """
+        values = self._values(event)
+        if also is None:
+            return self._group.submit(values)
+        values["ts"] = time.time()
+        with self.db.lock:
+            return self._write_transaction([values], also)[0]
+
+    def _values(self, event: AuditEvent) -> dict[str, Any]:
+        """The record's columns before it is chained: detail as canonical JSON, personal fields sealed."""
         _warn_if_unkeyed(self._key)
         values = dict(zip(_EVENT_FIELDS, _event_fields_of(event), strict=True))
         values["detail"] = canonical.dumps(event.detail)
@@ -236,11 +245,25 @@ class AuditLog:
             values["detail"] = self.sealer.seal(event.principal, event.agent, event.session, values["detail"])
             values["principal"], values["agent"], values["session"] = "", None, None
         values["key_id"] = self._key.id if self._key is not None else None
-        if also is None:
-            return self._group.submit(values)
+        return values
+
+    def can_join(self, subject: str) -> bool:
+        """Can a record of ``subject`` be written inside another write transaction (``append_within``)? On SQLite
+        (on PostgreSQL the chain has an advisory lock of its own), once the subject's sealing key is known:
+        creating it needs a transaction of its own."""
+        return self.db.backend == "sqlite" and (not self._seal or self.sealer.known(subject))
+
+    def append_within(self, cursor: Any, event: AuditEvent) -> list[tuple[Any, ...]]:
+        """Write one record in the caller's open write transaction on this log's database (see ``can_join``), so
+        that it commits, or rolls back, with the caller's other writes: one commit instead of two. The caller
+        holds ``db.lock`` until it has committed and passed the rows to ``committed``."""
+        values = self._values(event)
         values["ts"] = time.time()
-        with self.db.lock:
-            return self._write_transaction([values], also)[0]
+        return self._insert(cursor, [values])
+
+    def committed(self, rows: list[tuple[Any, ...]]) -> int:
+        """Note rows of ``append_within`` whose transaction committed; their sequence number."""
+        return self._appended(rows)[0]
 
     def _write(self, batch: list[dict[str, Any]]) -> list[int]:
         """Commit one batch of records, chained in order: their sequence numbers.
@@ -268,19 +291,24 @@ class AuditLog:
 
     def _write_transaction(self, batch: list[dict[str, Any]], also: Callable[[Any], None] | None) -> list[int]:
         with self.db.write("gateway_audit") as cur:
-            if self._last is None and self.db.backend == "sqlite":
-                cur.execute(_HEAD_FOLLOWS)  # before this process's first fast append (created at most once)
-            cur.execute(self._head)
-            head = cur.fetchone()
-            rows = self._chained(batch, head or (0, GENESIS))
-            cur.execute(self._insert_of(len(rows)), [v for row in rows for v in row])
-            if head is None:
-                cur.execute(self._head_new, (rows[-1][0], rows[-1][-1]))
-            elif self.db.backend != "sqlite":  # on SQLite the trigger has moved the head already
-                cur.execute(self._head_set, (rows[-1][0], rows[-1][-1]))
+            rows = self._insert(cur, batch)
             if also is not None:
                 also(cur)
         return self._appended(rows)
+
+    def _insert(self, cur: Any, batch: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """Chain ``batch`` after the head and insert it, inside the caller's write transaction."""
+        if self._last is None and self.db.backend == "sqlite":
+            cur.execute(_HEAD_FOLLOWS)  # before this process's first fast append (created at most once)
+        cur.execute(self._head)
+        head = cur.fetchone()
+        rows = self._chained(batch, head or (0, GENESIS))
+        cur.execute(self._insert_of(len(rows)), [v for row in rows for v in row])
+        if head is None:
+            cur.execute(self._head_new, (rows[-1][0], rows[-1][-1]))
+        elif self.db.backend != "sqlite":  # on SQLite the trigger has moved the head already
+            cur.execute(self._head_set, (rows[-1][0], rows[-1][-1]))
+        return rows
 
     def _insert_of(self, count: int) -> str:
         """One INSERT statement for ``count`` records (one statement: one step, atomic even in autocommit)."""

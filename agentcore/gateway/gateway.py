@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import reprlib
@@ -57,7 +58,7 @@ from agentcore.gateway.policy_source import PolicySource, PolicyStatus
 from agentcore.gateway.redaction import Redaction
 from agentcore.gateway.registry import Tool, ToolRegistry, tool_from_callable
 from agentcore.gateway.schema import ensure_schema
-from agentcore.gateway.state import CallRecord, StateKeys, open_store
+from agentcore.gateway.state import CallRecord, SqlStateStore, StateKeys, StateView, open_store
 from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import GatewayTelemetry, current_call
 from agentcore.policies.context import scope_key
@@ -397,14 +398,17 @@ class Gateway:
             raise
         reserved: CallRecord | None = None
         try:
+            plan: _Plan | Approval | None = None
             if scopes and self._runs(decision, approved):
                 keys = {scope: key for scope in scopes if (key := scope_key(request, scope)) is not None}
-                request, decision, reserved = self._decide_atomically(
-                    engine, context, request, call_id=event["call_id"], tool=tool, approved=approved, keys=keys
+                request, decision, reserved, plan = self._decide_atomically(
+                    event, engine, context, request, tool=tool, kwargs=kwargs, approved=approved, keys=keys
                 )
-            plan = self._apply(event, tool, kwargs, request, decision, approved)
-            if isinstance(plan, _Plan):  # durable before it runs; if this commit fails, nothing runs
-                self._record(event, "allow", "started", plan.detail)
+            if plan is None:
+                plan = self._apply(event, tool, kwargs, request, decision, approved)
+                if isinstance(plan, _Plan):  # durable before it runs; if this commit fails, nothing runs
+                    self._record(event, "allow", "started", plan.detail)
+            if isinstance(plan, _Plan):
                 plan.reserved = reserved
             return plan
         except BaseException as exc:
@@ -480,35 +484,79 @@ class Gateway:
 
     def _decide_atomically(
         self,
+        event: dict[str, Any],
         engine: PolicyEngine,
         context: GatewayContext,
         request: Request,
         *,
-        call_id: str,
         tool: Tool,
+        kwargs: dict[str, Any],
         approved: Approval | None,
         keys: StateKeys,
-    ) -> tuple[Request, Decision, CallRecord | None]:
+    ) -> tuple[Request, Decision, CallRecord | None, _Plan | None]:
         """Decide again over the locked history of the call's state keys (of the scopes the bundle reads), at the
-        store's time, and reserve the call there when it will run: check and reservation are one atomic step."""
-        with self.store.atomic(keys) as view:
-            at = datetime.fromtimestamp(view.now, tz=UTC)
-            request = request.model_copy(update={"context": request.context.model_copy(update={"time": at})})
-            decision = engine.decide(request, context.over(view))
-            if not self._runs(decision, approved):
-                return request, decision, None
-            call = CallRecord(
-                call_id=call_id,
-                ts=view.now,
-                tool=tool.name,
-                user=request.principal.id,
-                agent=request.agent.id,
-                session=request.context.session_id,
-                tenant=request.context.tenant,
-                args=request.args,
-            )
-            view.reserve(call)
-        return request, decision, call
+        store's time, and reserve the call there when it will run: check and reservation are one atomic step.
+
+        A plainly allowed call whose section is a transaction on the audit's database gets its plan here, and its
+        ``started`` record is written in that transaction: one commit makes the reservation and the decision
+        durable together (or neither). The audit's lock is held until the rows are noted as committed."""
+        shared = isinstance(self.store, SqlStateStore) and self.store.db is self.audit.db
+        with self.audit.db.lock if shared else contextlib.nullcontext():
+            with self.store.atomic(keys) as view:
+                at = datetime.fromtimestamp(view.now, tz=UTC)
+                request = request.model_copy(update={"context": request.context.model_copy(update={"time": at})})
+                decision = engine.decide(request, context.over(view))
+                if not self._runs(decision, approved):
+                    return request, decision, None, None
+                call = self._reservation(event["call_id"], tool, request, view.now)
+                view.reserve(call)
+                started = self._started_within(view, event, tool, kwargs, request, decision, approved)
+            if started is None:
+                return request, decision, call, None
+            plan, rows = started
+            self.audit.committed(rows)
+        return request, decision, call, plan
+
+    def _started_within(
+        self,
+        view: StateView,
+        event: dict[str, Any],
+        tool: Tool,
+        kwargs: dict[str, Any],
+        request: Request,
+        decision: Decision,
+        approved: Approval | None,
+    ) -> tuple[_Plan, list[tuple[Any, ...]]] | None:
+        """The plan of a plainly allowed call and its ``started`` rows, written in the section's transaction;
+        ``None`` when that cannot be (another store, an approval, monitor mode, waiting outcomes, an unknown
+        sealing key, a redaction that fails to build): the caller then takes the usual path."""
+        if approved is not None or self.mode != "enforce" or decision.effect is not Effect.ALLOW or self._pending:
+            return None
+        cursor = view.transaction(self.audit.db)
+        if cursor is None or not self.audit.can_join(request.principal.id):
+            return None
+        try:
+            redaction_for(decision.obligations)
+        except Exception:  # _apply records the denial, outside the section
+            return None
+        plan = self._apply(event, tool, kwargs, request, decision, None)  # an enforced ALLOW: it writes nothing
+        if not isinstance(plan, _Plan):  # pragma: no cover - an enforced ALLOW always gives a plan
+            raise GatewayError(f"call {event['call_id']}: an allowed call gave no plan")
+        return plan, self.audit.append_within(cursor, self._decision(event, "allow", "started", plan.detail))
+
+    @staticmethod
+    def _reservation(call_id: str, tool: Tool, request: Request, now: float) -> CallRecord:
+        """The call as the history of stateful rules keeps it, at the store's time."""
+        return CallRecord(
+            call_id=call_id,
+            ts=now,
+            tool=tool.name,
+            user=request.principal.id,
+            agent=request.agent.id,
+            session=request.context.session_id,
+            tenant=request.context.tenant,
+            args=request.args,
+        )
 
     def _release(self, call: CallRecord) -> None:
         try:
@@ -679,11 +727,22 @@ class Gateway:
         kind: str = "decision",
         mode: str | None = None,
     ) -> None:
+        self._append(self._decision(event, effect, outcome, detail, kind=kind, mode=mode))
+
+    def _decision(
+        self,
+        event: dict[str, Any],
+        effect: str | None,
+        outcome: str | None,
+        detail: dict[str, Any],
+        *,
+        kind: str = "decision",
+        mode: str | None = None,
+    ) -> AuditEvent:
+        """The audit record of a decision (shown to telemetry as it is made) or of another kind."""
         if kind == "decision" and (observed := current_call()) is not None:
             observed.decision(event, effect or "", detail)
-        self._append(
-            AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
-        )
+        return AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
 
     def _append(self, record: AuditEvent) -> None:
         if self._pending:

@@ -69,6 +69,10 @@ class Sealer:
         sealed = base64.b64encode(nonce + aead.encrypt(nonce, plaintext, key_id.encode())).decode()
         return f"{SEALED}{key_id}:{sealed}"
 
+    def known(self, subject: str) -> bool:
+        """Is ``subject``'s key at hand, so that sealing its record writes nothing else?"""
+        return subject in self._by_subject
+
     def open(self, sealed: str) -> tuple[str, str | None, str | None, str] | None:
         """(principal, agent, session, detail) of a sealed column; ``None`` when it cannot be read: the subject was
         forgotten, or the ciphertext was edited (which verify reports as a modified record)."""

@@ -71,6 +71,11 @@ class StateView(abc.ABC):
     def reserve(self, call: CallRecord) -> None:
         """Add ``call`` to the history; it commits when the section ends without an error."""
 
+    def transaction(self, db: Database) -> Any | None:
+        """The cursor of this section's write transaction when it is one on ``db``, so that the caller's own
+        writes there commit atomically with the reservation; ``None`` otherwise."""
+        return None
+
 
 class StateStore(abc.ABC):
     """History of calls per user/agent/session/tenant, read outside or inside an atomic section."""
@@ -142,7 +147,8 @@ class SqlStateStore(StateStore):
 
     def _rows(self, cur: Any, scope: Scope, key: str, since: float) -> list[CallRecord]:
         cur.execute(self._select[scope], (key, since))
-        return [CallRecord(**dict(zip(_COLUMNS, r[:7], strict=True)), args=json.loads(r[7])) for r in cur.fetchall()]
+        build, loads = CallRecord.model_construct, json.loads  # rows this store wrote from validated records
+        return [build(**dict(zip(_COLUMNS, r[:7], strict=True)), args=loads(r[7])) for r in cur.fetchall()]
 
     @contextlib.contextmanager
     def atomic(self, keys: StateKeys) -> Iterator[StateView]:
@@ -170,6 +176,9 @@ class _SqlView(StateView):
 
     def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
         return self.store._rows(self.cur, scope, key, since)
+
+    def transaction(self, db: Database) -> Any | None:
+        return self.cur if db is self.store.db else None
 
     def reserve(self, call: CallRecord) -> None:
         row = (call.call_id, call.ts, call.tool, call.user, call.agent, call.session, call.tenant)

@@ -219,6 +219,47 @@ def test_a_failed_call_gives_its_reservation_back(tmp_path: Path) -> None:
     gw.close()
 
 
+REFUSE_STARTED = "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN NEW.outcome = 'started' " \
+    "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"  # fmt: skip
+
+
+def test_an_allowed_stateful_call_commits_its_reservation_and_decision_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gw = _gateway(tmp_path)
+    gw.tool(lambda amount: amount, name="refund", schema={"type": "object"})
+    gw.call("refund", {"amount": 100}, principal="ann")  # ann's sealing key exists from now on
+    commits: list[str] = []
+    real_commit, real_alone = gw.db._commit, gw.db.execute_alone
+    monkeypatch.setattr(gw.db, "_commit", lambda: commits.append("transaction") or real_commit())
+    monkeypatch.setattr(gw.db, "execute_alone", lambda *a: commits.append("statement") or real_alone(*a))
+    assert gw.call("refund", {"amount": 100}, principal="ann") == 100
+    assert commits == ["transaction", "statement"]  # reservation + started record, then the outcome
+    assert _lifecycle(gw)[-2:] == [("decision", "allow", "started"), ("execution", None, "ok")]
+    assert gw.audit.verify().ok
+    gw.close()
+
+
+def test_a_started_record_refused_inside_the_state_section_takes_the_reservation_with_it(tmp_path: Path) -> None:
+    gw = _gateway(tmp_path)
+    ran: list[float] = []
+    gw.tool(lambda amount: ran.append(amount) or amount, name="refund", schema={"type": "object"})
+    assert gw.call("refund", {"amount": 500}, principal="ann") == 500
+    with sqlite3.connect(tmp_path / "gw.db") as other:
+        other.execute(REFUSE_STARTED)
+    with pytest.raises(ToolDenied, match="disk is full"):
+        gw.call("refund", {"amount": 1500}, principal="ann")
+    assert ran == [500]  # nothing ran without its durable decision
+    with sqlite3.connect(tmp_path / "gw.db") as other:
+        other.execute("DROP TRIGGER disk_full")
+        assert other.execute("SELECT COUNT(*) FROM gateway_calls").fetchone()[0] == 1  # rolled back together
+    assert gw.call("refund", {"amount": 1500}, principal="ann") == 1500  # 500 + 1500: the cap, exactly
+    with pytest.raises(ToolDenied, match="exceeds 2000"):
+        gw.call("refund", {"amount": 1}, principal="ann")
+    assert gw.audit.verify().ok
+    gw.close()
+
+
 # ---- finding 3: durable decision before the side effect; outcomes never lost ---------------------------------
 FAIL_OUTCOMES = "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN NEW.kind = 'execution' " \
     "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"  # fmt: skip

@@ -52,12 +52,20 @@ class _Harness:
         self.executed: list[str] = []
         self.durable_before_run: list[bool] = []
         real_append, real_atomic, real_apply = self.gw.audit.append, self.gw.store.atomic, Redaction.apply
+        real_append_within = self.gw.audit.append_within
 
-        def append(event: Any) -> int:
+        def refuse(event: Any) -> None:
             refused = {"audit decision": "started", "audit outcome": "ok"}.get(self.failing)
             if refused is not None and event.outcome == refused:
                 raise sqlite3.OperationalError("database or disk is full")
+
+        def append(event: Any) -> int:
+            refuse(event)
             return real_append(event)
+
+        def append_within(cursor: Any, event: Any) -> Any:  # the started record inside the state section
+            refuse(event)
+            return real_append_within(cursor, event)
 
         def atomic(keys: Any) -> Any:
             if self.failing == "state store":
@@ -70,6 +78,7 @@ class _Harness:
             return real_apply(redaction, result)
 
         self.gw.audit.append = append  # type: ignore[method-assign]
+        self.gw.audit.append_within = append_within  # type: ignore[method-assign]
         self.gw.store.atomic = atomic  # type: ignore[method-assign]
         self.apply = apply
 
