@@ -124,6 +124,14 @@ class AuditEvent:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class Joined:
+    """A record written inside another write transaction (``AuditLog.append_within``), not yet committed."""
+
+    rows: list[tuple[Any, ...]]
+    started: float  # perf_counter() when the append began, for ``observe``
+
+
 class VerifyResult(BaseModel):
     """Outcome of a chain check: ``first_bad`` is the seq of the first record that fails, with the reason.
 
@@ -253,17 +261,20 @@ class AuditLog:
         creating it needs a transaction of its own."""
         return self.db.backend == "sqlite" and (not self._seal or self.sealer.known(subject))
 
-    def append_within(self, cursor: Any, event: AuditEvent) -> list[tuple[Any, ...]]:
+    def append_within(self, cursor: Any, event: AuditEvent) -> Joined:
         """Write one record in the caller's open write transaction on this log's database (see ``can_join``), so
         that it commits, or rolls back, with the caller's other writes: one commit instead of two. The caller
-        holds ``db.lock`` until it has committed and passed the rows to ``committed``."""
+        holds ``db.lock`` until it has committed and passed the result to ``committed``."""
+        started = time.perf_counter()
         values = self._values(event)
         values["ts"] = time.time()
-        return self._insert(cursor, [values])
+        return Joined(self._insert(cursor, [values]), started)
 
-    def committed(self, rows: list[tuple[Any, ...]]) -> int:
-        """Note rows of ``append_within`` whose transaction committed; their sequence number."""
-        return self._appended(rows)[0]
+    def committed(self, joined: Joined) -> int:
+        """Note a record of ``append_within`` whose transaction committed; its sequence number."""
+        if self.observe is not None:
+            self.observe(time.perf_counter() - joined.started, True)
+        return self._appended(joined.rows)[0]
 
     def _write(self, batch: list[dict[str, Any]]) -> list[int]:
         """Commit one batch of records, chained in order: their sequence numbers.

@@ -33,7 +33,7 @@ from agentcore.errors import ConfigError
 from agentcore.gateway.anchors import AnchorSink, open_sink
 from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
-from agentcore.gateway.audit import AuditEvent, AuditLog, new_call_id
+from agentcore.gateway.audit import AuditEvent, AuditLog, Joined, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
 from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode, encodable
 from agentcore.gateway.context import GatewayContext, ledger_spend
@@ -513,8 +513,8 @@ class Gateway:
                 started = self._started_within(view, event, tool, kwargs, request, decision, approved)
             if started is None:
                 return request, decision, call, None
-            plan, rows = started
-            self.audit.committed(rows)
+            plan, joined = started
+            self.audit.committed(joined)
         return request, decision, call, plan
 
     def _started_within(
@@ -526,8 +526,8 @@ class Gateway:
         request: Request,
         decision: Decision,
         approved: Approval | None,
-    ) -> tuple[_Plan, list[tuple[Any, ...]]] | None:
-        """The plan of a plainly allowed call and its ``started`` rows, written in the section's transaction;
+    ) -> tuple[_Plan, Joined] | None:
+        """The plan of a plainly allowed call and its ``started`` record, written in the section's transaction;
         ``None`` when that cannot be (another store, an approval, monitor mode, waiting outcomes, an unknown
         sealing key, a redaction that fails to build): the caller then takes the usual path."""
         if approved is not None or self.mode != "enforce" or decision.effect is not Effect.ALLOW or self._pending:
