@@ -16,6 +16,9 @@ front of it, and drives both with the official MCP client at 1, 8 and 32 concurr
 (batch span processor; the exporter discards) and its meter (an in-memory reader) given to the gateway; it also
 times the disabled check alone (what every call pays when nothing is configured).
 
+(e) ``stateful_commits`` runs the stateful setting with its allow decision committed in the state section
+against the same gateway committing it separately (the peer), interleaved.
+
     python bench/gateway.py [--calls 5000] [--seconds 3] [--mcp-calls 300] [--skip-mcp] [--skip-throughput]
 """
 
@@ -138,6 +141,46 @@ def in_process(calls: int, rounds: int = 20) -> list[dict[str, Any]]:
             }
         )
     return results
+
+
+def stateful_commits(calls: int, rounds: int = 20) -> dict[str, Any]:
+    """The stateful default with its ``started`` record committed in the state section's transaction (two commits
+    per call) against the same gateway committing it on its own after the section (three, the peer), interleaved
+    in one process: per-call wall p50 and the CPU time per call of each."""
+    from agentcore import Gateway
+
+    clock = time.perf_counter_ns
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "stateful.policy").write_text(bundle() + STATEFUL_RULE)
+        gateways = {}
+        for name in ("joined", "separate"):
+            gw = Gateway(Path(tmp) / "stateful.policy", database=str(Path(tmp) / f"{name}.db"))
+            if name == "separate":
+                gw.audit.can_join = lambda subject: False  # type: ignore[method-assign]  # the path before
+            gw.tool(op, name="svc7.op")
+            for i in range(200):
+                gw.call("svc7.op", ARGS, principal={"id": f"user{i}", "roles": ["role0"]})
+            gateways[name] = gw
+        wall: dict[str, list[int]] = {name: [] for name in gateways}
+        cpu = dict.fromkeys(gateways, 0.0)
+        for _ in range(rounds):
+            for name, gw in gateways.items():
+                cpu[name] -= time.process_time()
+                for i in range(max(1, calls // rounds)):
+                    start = clock()
+                    gw.call("svc7.op", ARGS, principal={"id": f"user{i}", "roles": ["role0"]})
+                    wall[name].append(clock() - start)
+                cpu[name] += time.process_time()
+        for gw in gateways.values():
+            assert gw.audit.verify().ok
+            gw.close()
+    result: dict[str, Any] = {}
+    for name, values in wall.items():
+        result[f"{name}_p50_us"] = round(statistics.median(values) / 1000, 1)
+        result[f"{name}_cpu_us_per_call"] = round(cpu[name] / len(values) * 1e6, 1)
+    result["joined_vs_separate_cpu"] = round(cpu["joined"] / cpu["separate"], 3)
+    result["calls"] = len(wall["joined"])
+    return result
 
 
 def telemetry(calls: int, rounds: int = 20) -> dict[str, Any]:
@@ -438,6 +481,7 @@ def main() -> None:
             "mcp_added_p50_ms": 2,
         },
     }
+    report["stateful_commits"] = stateful_commits(options.calls)
     if not options.skip_telemetry:
         report["telemetry"] = telemetry(options.calls)
     if not options.skip_throughput:

@@ -18,7 +18,7 @@ from sqlalchemy import inspect, text
 from agentcore.gateway.approvals import ApprovalRow
 from agentcore.gateway.db import Database
 from agentcore.gateway.sealing import Sealer
-from agentcore.gateway.state import CallRow
+from agentcore.gateway.state import CallRow, forget_cached_history
 
 log = logging.getLogger(__name__)
 _TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_approvals")
@@ -54,6 +54,7 @@ def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> 
         decided = [(r[0],) for r in rows if r[2] == subject]
         cur.executemany(db.sql("DELETE FROM gateway_approvals WHERE id = ?"), requested)
         cur.executemany(db.sql("UPDATE gateway_approvals SET decided_by = NULL, note = NULL WHERE id = ?"), decided)
+    forget_cached_history()
     _leave_no_copies(db)
     report = ForgetReport(subject_keys=keys, calls=calls, approvals=len(requested))
     log.info("forgot audit subject: %s", report)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 import json
 import os
 import time
@@ -120,6 +121,18 @@ class CallRow(SQLModel, table=True):
 _COLUMNS = ("call_id", "ts", "tool", "user", "agent", "session", "tenant")
 
 
+@functools.lru_cache(maxsize=8192)
+def _record_of(row: tuple[Any, ...]) -> CallRecord:
+    """A history row as a record, built once per distinct row (read-only result): rows are never updated, and
+    each is read again by every later call in its window, twice per call (before and inside the section)."""
+    return CallRecord(**dict(zip(_COLUMNS, row[:7], strict=True)), args=json.loads(row[7]))
+
+
+def forget_cached_history() -> None:
+    """Drop the records built from history rows (erasure: no copy of a forgotten subject's calls stays behind)."""
+    _record_of.cache_clear()
+
+
 class SqlStateStore(StateStore):
     """State in the gateway database; a section is one write transaction holding the keys' locks."""
 
@@ -147,8 +160,7 @@ class SqlStateStore(StateStore):
 
     def _rows(self, cur: Any, scope: Scope, key: str, since: float) -> list[CallRecord]:
         cur.execute(self._select[scope], (key, since))
-        build, loads = CallRecord.model_construct, json.loads  # rows this store wrote from validated records
-        return [build(**dict(zip(_COLUMNS, r[:7], strict=True)), args=loads(r[7])) for r in cur.fetchall()]
+        return [_record_of(row) for row in cur.fetchall()]
 
     @contextlib.contextmanager
     def atomic(self, keys: StateKeys) -> Iterator[StateView]:

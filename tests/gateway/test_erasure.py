@@ -18,6 +18,8 @@ from agentcore.gateway.anchors import JsonlAnchorSink
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.audit_keys import ChainKeys
 from agentcore.gateway.db import Database
+from agentcore.gateway.state import _record_of
+from agentcore.policies.context import Scope
 
 POLICY = 'policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n'
 SECRET_TEXT = "alice-secret-plan-7d3f"  # appears in alice's memory, call arguments and results
@@ -118,3 +120,20 @@ def test_erasure_on_postgres_with_several_writer_processes(pg_url: str, tmp_path
     result = log.verify(JsonlAnchorSink(anchors))  # each writer anchored its last record at close
     assert result.ok and result.records == 90 and result.anchored_seq is not None
     log.db.close()
+
+
+def test_forget_leaves_no_history_record_in_memory(tmp_path: Path) -> None:
+    (tmp_path / "p.policy").write_text(
+        'policy "p"\nallow refund.\n'
+        "deny refund when sum of amount over refund in the last 24 hours per user plus amount exceeds 2000.\n"
+    )
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"))
+    gw.tool(lambda amount: amount, name="refund", schema={"type": "object"})
+    for _ in range(3):
+        gw.call("refund", {"amount": 600}, principal="ann")
+    cached = gw.store.calls(Scope.USER, "ann", 0)  # the records stateful rules read: built once per row
+    assert len(cached) == 3 and all(r is s for r, s in zip(cached, gw.store.calls(Scope.USER, "ann", 0), strict=True))
+    gw.forget("ann")
+    assert gw.store.calls(Scope.USER, "ann", 0) == []
+    assert _record_of.cache_info().currsize == 0  # built once per row for speed; erasure drops every copy
+    gw.close()
