@@ -121,16 +121,26 @@ class CallRow(SQLModel, table=True):
 _COLUMNS = ("call_id", "ts", "tool", "user", "agent", "session", "tenant")
 
 
-@functools.lru_cache(maxsize=8192)
+_CACHED_ARGS = 4096  # characters of a row's arguments JSON, at most, for its record to be kept: memory stays bounded
+
+
 def _record_of(row: tuple[Any, ...]) -> CallRecord:
-    """A history row as a record, built once per distinct row (read-only result): rows are never updated, and
-    each is read again by every later call in its window, twice per call (before and inside the section)."""
+    """A history row as a record (read-only result), built once per distinct row when its arguments are small:
+    rows are never updated, and each is read again by every later call in its window, twice per call (before and
+    inside the section)."""
+    return _cached_record(row) if len(row[7]) <= _CACHED_ARGS else _record(row)
+
+
+def _record(row: tuple[Any, ...]) -> CallRecord:
     return CallRecord(**dict(zip(_COLUMNS, row[:7], strict=True)), args=json.loads(row[7]))
+
+
+_cached_record = functools.lru_cache(maxsize=4096)(_record)
 
 
 def forget_cached_history() -> None:
     """Drop the records built from history rows (erasure: no copy of a forgotten subject's calls stays behind)."""
-    _record_of.cache_clear()
+    _cached_record.cache_clear()
 
 
 class SqlStateStore(StateStore):

@@ -18,7 +18,7 @@ from agentcore.gateway.anchors import JsonlAnchorSink
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.audit_keys import ChainKeys
 from agentcore.gateway.db import Database
-from agentcore.gateway.state import _record_of
+from agentcore.gateway.state import _cached_record
 from agentcore.policies.context import Scope
 
 POLICY = 'policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n'
@@ -135,5 +135,5 @@ def test_forget_leaves_no_history_record_in_memory(tmp_path: Path) -> None:
     assert len(cached) == 3 and all(r is s for r, s in zip(cached, gw.store.calls(Scope.USER, "ann", 0), strict=True))
     gw.forget("ann")
     assert gw.store.calls(Scope.USER, "ann", 0) == []
-    assert _record_of.cache_info().currsize == 0  # built once per row for speed; erasure drops every copy
+    assert _cached_record.cache_info().currsize == 0  # built once per row for speed; erasure drops every copy
     gw.close()

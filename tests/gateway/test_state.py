@@ -122,3 +122,19 @@ def test_four_processes_reserve_exactly_ten(backend: str, request: pytest.Fixtur
     ]
     allowed = [int(proc.communicate(timeout=120)[0]) for proc in procs]
     assert sum(allowed) == 10, allowed
+
+
+def test_sql_history_records_are_built_once_unless_their_arguments_are_large(tmp_path: Path) -> None:
+    store = SqlStateStore(Database(str(tmp_path / "s.db")))
+    now = time.time()
+    small = CallRecord(call_id=uuid.uuid4().hex, ts=now - 2, tool="t", user="u", args={"amount": 5})
+    large = CallRecord(call_id=uuid.uuid4().hex, ts=now - 1, tool="t", user="u", args={"note": "x" * 5000})
+    store.record(small)
+    store.record(large)
+    first, second = store.calls(Scope.USER, "u", 0), store.calls(Scope.USER, "u", 0)
+    assert first == second == [small, large]
+    assert first[0] is second[0]  # read again by every later call in its window: built once
+    assert first[1] is not second[1]  # 5,000 characters of arguments: not kept in memory
+    store.release(small)
+    assert store.calls(Scope.USER, "u", 0) == [large]  # a released call is gone, whatever was built before
+    store.db.close()
