@@ -156,8 +156,8 @@ def test_anchor_cadence_every_n_records(tmp_path: Path) -> None:
     for i in range(5):
         log.append(_event(i))
     deadline = time.monotonic() + 10
-    while not anchors.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    while not (anchors.exists() and anchors.read_text().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.02)  # the whole line: the file exists a moment before its checkpoint is written
     assert json.loads(anchors.read_text())["seq"] == 5  # after 5 records, long before the 60 s interval
     for i in range(5, 12):
         log.append(_event(i))
