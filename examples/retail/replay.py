@@ -5,9 +5,11 @@ The bundle is the demo's (``agentcore/demo/policies``), with the demo's own ``or
 resolvers over tau-bench's database loaded into the demo store. Resolvers read the initial database; writes are
 not applied, so an action on an order that an earlier write of the same task touched is skipped (its legality
 depends on that write). Each task is one session with its own history, as tau-bench runs them, whose principal
-is the customer the task's lookup finds; every allowed or approved original is recorded as executed, so
-sequence rules see the history. A call that needs approval is a human step, counted apart from allow and deny. Tasks whose ground truth omits the authentication lookup (most train tasks list only the writes)
-start from a recorded lookup; the "not-authenticated" mutants replay each write in a session without one.
+is the customer the task's lookup finds; every allowed or approved original that would succeed is recorded as
+executed (a lookup that finds no one fails, and the gateway does not count failed calls), so sequence rules see
+the history. A call that needs approval is a human step, counted apart from allow and deny. Tasks whose ground
+truth omits the authentication lookup (most train tasks list only the writes) start from a recorded lookup; the
+"not-authenticated" mutants replay each write in a session without one.
 """
 
 from __future__ import annotations
@@ -171,7 +173,7 @@ def replay(engine: PolicyEngine, shop: Shop, tasks: list[dict[str, Any]]) -> dic
                 mutated[verdict] += 1
                 by_kind[f"not-authenticated:{verdict}"] += 1
             failed = name.startswith("find_user_id") and shop.finds(action) is None
-            if verdict_of_original in ("allow", "needs_approval") and not failed:  # as the gateway: failed calls do not count
+            if verdict_of_original in ("allow", "needs_approval") and not failed:
                 context.record(original)
                 if name in WRITES and "order_id" in args:
                     touched.add(str(args["order_id"]))

@@ -47,7 +47,8 @@ def test_bundle_checks_clean_against_the_tool_schemas(data: Path) -> None:
 
 def test_one_retail_bundle_and_the_replay_loads_it(replay_module: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     """A second copy of the retail rules would drift from the packaged one (issue #18)."""
-    copies = [p for p in EXAMPLES.rglob("*.policy") if "retail" in p.relative_to(EXAMPLES).parts or "retail" in p.read_text()]
+    policies = EXAMPLES.rglob("*.policy")
+    copies = [p for p in policies if "retail" in p.relative_to(EXAMPLES).parts or "retail" in p.read_text()]
     assert copies == [] and not list(RETAIL.rglob("*.tests.toml"))
     assert replay_module.policy_dir is governance.policy_dir
 
