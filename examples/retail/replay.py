@@ -182,7 +182,7 @@ def replay(engine: PolicyEngine, shop: Shop, tasks: list[dict[str, Any]]) -> dic
 
 
 def load_tasks(data: Path) -> list[dict[str, Any]]:
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for split in ("test", "dev", "train"):
         lines = (data / f"tasks_{split}.jsonl").read_text().splitlines()
         tasks.extend(json.loads(line) for line in lines if line.strip())

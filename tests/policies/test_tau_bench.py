@@ -87,7 +87,8 @@ def _violates_wiki(action: dict[str, Any], orders: dict[str, Any], users: dict[s
 def test_replay_ground_truth_and_mutants(data: Path, replay_module: ModuleType) -> None:
     engine = PolicyEngine.from_paths([governance.policy_dir()])
     shop = replay_module.Shop(data)
-    result = replay_module.replay(engine, shop, replay_module.load_tasks(data))
+    tasks = replay_module.load_tasks(data)
+    result = replay_module.replay(engine, shop, tasks)
     originals, mutants = result["originals"], result["mutants"]
     assert originals["allow"] > 10 * originals.get("deny", 0) and originals.get("skipped", 0) < originals["allow"]
     denied = [p for p in result["problems"] if "original" in p]
@@ -95,8 +96,10 @@ def test_replay_ground_truth_and_mutants(data: Path, replay_module: ModuleType) 
     for problem in denied:  # each denial is a real violation of the wiki in the ground truth
         assert _violates_wiki(problem["original"], shop.orders, shop.users), json.dumps(problem)
         assert problem["reasons"]
+    cancellations = {t["task_id"]: sum(a["name"] == "cancel_pending_order" for a in t["actions"]) for t in tasks}
     for stopped in result["limited"]:  # the bundle's own cap, not a wiki rule: a task cancelling three orders
         assert stopped["reasons"] == ["cancellations-per-day"], json.dumps(stopped)
+        assert cancellations[stopped["task"]] > 2
     assert originals.get("limited", 0) == len(result["limited"]) <= 3
     assert originals["needs_approval"] > 100  # refunds over $1,000 go to a supervisor, a human step
     escaped = [p for p in result["problems"] if "mutant" in p]
