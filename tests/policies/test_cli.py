@@ -9,9 +9,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentcore.cli import app
+from agentcore.demo.governance import policy_dir
 
 RUNNER = CliRunner()
-RETAIL = Path(__file__).resolve().parents[2] / "examples" / "retail" / "policies"
+RETAIL = policy_dir()  # the packaged retail bundle and its tests
 TOOLS = [
     {
         "type": "function",
@@ -95,8 +96,8 @@ def test_shipped_bundles_pass_fmt_check() -> None:
 def test_policy_tests_and_junit(tmp_path: Path) -> None:
     junit = tmp_path / "out.xml"
     code, output = run("test", str(RETAIL), "--junit", str(junit))
-    assert code == 0 and "7 passed, 0 failed" in output
-    assert ET.parse(junit).getroot().get("tests") == "7"
+    assert code == 0 and "27 passed, 0 failed" in output
+    assert ET.parse(junit).getroot().get("tests") == "27"
     failing = tmp_path / "bad.tests.toml"
     failing.write_text('[[case]]\nname = "wrong"\naction = "think"\nexpect = "deny"\n')
     code, output = run("test", str(RETAIL), "--tests", str(failing), "--junit", str(junit))
