@@ -55,6 +55,12 @@ def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
     return found
 
 
+def _own(points: list[Any], gw: Any) -> list[Any]:
+    """The approval gauges' points of ``gw``: they report every live gateway, each under its name, and an earlier
+    test's gateway may not be collected yet."""
+    return [p for p in points if p.attributes["gateway"] == gw.name]
+
+
 def test_each_call_gets_an_execute_tool_span_under_the_callers_span(traced: Any) -> None:
     gw, _, exporter, _, provider = traced
     caller = provider.get_tracer("agent")
@@ -113,8 +119,8 @@ def test_metrics_count_decisions_by_effect_rule_and_tool(traced: Any) -> None:
     assert latency == {"ok": 1, "ToolDenied": 2, "ApprovalRequired": 1}
     assert sum(p.count for p in points["agentcore.gateway.decision.duration"]) == 4
     assert sum(p.count for p in points["agentcore.gateway.audit.write.duration"]) >= 5
-    (pending,) = points["agentcore.gateway.approvals.pending"]
-    (age,) = points["agentcore.gateway.approvals.oldest_age"]
+    (pending,) = _own(points["agentcore.gateway.approvals.pending"], gw)
+    (age,) = _own(points["agentcore.gateway.approvals.oldest_age"], gw)
     assert pending.value == 1 and age.value >= 0
 
 
@@ -128,7 +134,7 @@ def test_approved_call_runs_in_its_own_span_and_settles_the_gauge(traced: Any) -
     assert executed.name == "execute_tool refunds.issue"
     assert (executed.attributes or {})["agentcore.policy.decision"] == "allow"
     assert (executed.attributes or {})["agentcore.policy.approval_id"] == pending.value.approval_id
-    (waiting,) = _points(reader)["agentcore.gateway.approvals.pending"]
+    (waiting,) = _own(_points(reader)["agentcore.gateway.approvals.pending"], gw)
     assert waiting.value == 0
 
 
