@@ -46,9 +46,7 @@ class PlayedSession(BaseModel):
 def play(script: Script, agent: Agent, gateway: Gateway, memory: CustomerMemory, *, tenant: str) -> PlayedSession:
     """Play one script turn by turn; approvals are granted by the demo's supervisor."""
     session = AgentSession(script.session_id, gateway, memory, tenant=tenant)
-    tools = [
-        ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"]) for t in session.tool_schemas
-    ]
+    tools = [ToolSpec(**t["function"]) for t in session.tool_schemas]
     traces, call_number = [], 0
     for number, turn in enumerate(script.turns, start=1):
         start = len(session.outcomes)

@@ -69,9 +69,13 @@ class AgentSession:
 
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """The tools this session may offer a model, as JSON Schemas (what an LLM agent would be given)."""
+        """The tools this session may offer a model, as Chat Completions function tools (``{"type": "function",
+        "function": {name, description, parameters}}``), the shape most model APIs take."""
         return [
-            {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}
+            {
+                "type": "function",
+                "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+            }
             for tool in self.gateway.registry
         ]
 
