@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentcore.accel.telemetry import per_object
 from agentcore.gateway.adapters.calls import Caller, plain
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import as_agent, as_principal
@@ -101,8 +102,8 @@ _SEEN_LOCK = threading.Lock()
 
 
 def _seen(gw: Gateway) -> _Seen:
-    with _SEEN_LOCK:
-        return _SEEN.setdefault(gw, _Seen())
+    with _SEEN_LOCK:  # two first calls at once must share one set, or both would charge the same response
+        return per_object(_SEEN, gw, lambda _: _Seen())
 
 
 def _count(tokens: Mapping[str, Any], key: str) -> int:
