@@ -24,6 +24,7 @@ import pytest
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
+from pydantic import TypeAdapter
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AGENTCORE_SHARED_DIR", REPO.parent / "shared"))
@@ -145,6 +146,18 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--disable-sync", "--no-first-run",
 ]  # fmt: skip
+
+
+def _check_typed(value: Any, typed: Any) -> None:
+    TypeAdapter(typed).validate_python(value, strict=True)
+    assert typed.__required_keys__ <= set(value) <= typed.__required_keys__ | typed.__optional_keys__, value
+
+
+@pytest.fixture
+def check_typed() -> Callable[[Any, Any], None]:
+    """``check_typed(value, SDKParam)``: ``value`` validates as the SDK's TypedDict and has no key it does not
+    declare (the APIs reject those)."""
+    return _check_typed
 
 
 @pytest.fixture(scope="module")

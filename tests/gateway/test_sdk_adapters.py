@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
 
 from agentcore import Gateway, ToolDenied
 from agentcore.gateway.adapters import (
@@ -41,12 +40,6 @@ CALLS = [  # (id, exposed name, arguments): allowed and redacted, denied, malfor
 DEVELOPER_TEXT = ("acall()", "Traceback", "list_tools()", "agentcore gateway approvals")
 
 
-def check_typed(value: Any, typed: Any) -> None:
-    """``value`` validates as the SDK's TypedDict and has no key it does not declare (the API rejects those)."""
-    TypeAdapter(typed).validate_python(value, strict=True)
-    assert typed.__required_keys__ <= set(value) <= typed.__required_keys__ | typed.__optional_keys__
-
-
 def assert_model_sees_today_texts(texts: list[str]) -> None:
     assert json.loads(texts[0])["email"] == "[REDACTED:email]"
     assert texts[1].startswith("Error: Tool call 'vault.read' was denied by policy")
@@ -59,7 +52,9 @@ def arguments(args: Any) -> str:
     return args if isinstance(args, str) else json.dumps(args)
 
 
-def test_openai_tools_are_valid_chat_completions_and_responses_tools(make_gateway: Factory) -> None:
+def test_openai_tools_are_valid_chat_completions_and_responses_tools(
+    make_gateway: Factory, check_typed: Callable[[Any, Any], None]
+) -> None:
     from openai.types.chat import ChatCompletionFunctionToolParam
     from openai.types.responses import FunctionToolParam
 
@@ -74,7 +69,9 @@ def test_openai_tools_are_valid_chat_completions_and_responses_tools(make_gatewa
         openai_tools(gw, SUPPORT, api="assistants")  # type: ignore[arg-type]
 
 
-def test_chat_completion_objects_message_and_tool_calls(make_gateway: Factory) -> None:
+def test_chat_completion_objects_message_and_tool_calls(
+    make_gateway: Factory, check_typed: Callable[[Any, Any], None]
+) -> None:
     from openai.types.chat import ChatCompletion, ChatCompletionToolMessageParam
 
     gw, runs = make_gateway()
@@ -99,7 +96,9 @@ def test_chat_completion_objects_message_and_tool_calls(make_gateway: Factory) -
     assert runs == {"crm.lookup": len(shapes)}
 
 
-def test_responses_function_calls_answer_by_call_id(make_gateway: Factory) -> None:
+def test_responses_function_calls_answer_by_call_id(
+    make_gateway: Factory, check_typed: Callable[[Any, Any], None]
+) -> None:
     from openai.types.responses import Response
     from openai.types.responses.response_input_item_param import FunctionCallOutput
 
@@ -123,7 +122,7 @@ def test_responses_function_calls_answer_by_call_id(make_gateway: Factory) -> No
     assert runs == {"crm.lookup": 3}
 
 
-def test_anthropic_message_and_tool_use_blocks(make_gateway: Factory) -> None:
+def test_anthropic_message_and_tool_use_blocks(make_gateway: Factory, check_typed: Callable[[Any, Any], None]) -> None:
     from anthropic.types import Message, ToolParam, ToolResultBlockParam
 
     gw, runs = make_gateway()
