@@ -208,7 +208,24 @@ def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
 
 
 def _member(left: ItemValue, keys: frozenset[Any], negated: bool) -> ItemTest:
-    return lambda item: (plain_key(left(item)) in keys) is not negated
+    """``is one of`` literals. On the item itself or a field, the item is read here and text looked up among
+    the text literals, a whole number among the numbers (``plain_key``'s equality, without building keys)."""
+    texts = frozenset(value for kind, value in keys if kind == "str")
+    numbers = frozenset(value for kind, value in keys if kind == "number")
+    name = _field_of(left)
+    if name is None and left is not _itself:
+        return lambda item: (plain_key(left(item)) in keys) is not negated
+
+    def member(item: Any) -> bool:
+        value = item if name is None else item.get(name) if type(item) is dict else Slow
+        kind = type(value)
+        if kind is str:
+            return (value in texts) is not negated
+        if kind is int:
+            return (value in numbers) is not negated
+        raise Slow
+
+    return member
 
 
 def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:

@@ -27,6 +27,7 @@ from agentcore.policies.quantities import (
     arithmetic,
     exact,
     moment,
+    moments,
     numeric_total,
     ordered,
     show,
@@ -278,12 +279,16 @@ def _arith(node: ast.Arith, cond: CondCompiler) -> Getter:
     compute = {"plus": operator.add, "minus": operator.sub, "times": operator.mul}[op]
 
     def arith(env: Env) -> Any:
-        """Whole numbers, the commonest operands, are computed here (as in ``arithmetic``) without another call."""
+        """The commonest operands are computed here as ``arithmetic`` computes them, without its checks: whole
+        numbers, and ISO texts subtracted (``end_date minus start_date``: text starting with a year is a moment)."""
         a, b = left(env), right(env)
         if type(a) is int and type(b) is int:
             result = compute(a, b)
             if -LIMIT < result < LIMIT:
                 return result
+        elif op == "minus" and type(a) is str and type(b) is str and a[:4].isdigit():
+            later, earlier = moments(a, b, what)
+            return later - earlier  # type: ignore[operator]  # both dates or both timestamps
         return arithmetic(op, a, b, what)
 
     return arith

@@ -1,5 +1,6 @@
 """The closures specialised when a rule compiles (windows around ``now``, comparisons with a duration literal,
-whole-number arithmetic, two-part ``or``) decide exactly as the general closures, errors and notes included."""
+whole-number arithmetic and differences of dates, two-part ``or``) decide exactly as the general closures, errors
+and notes included."""
 
 from __future__ import annotations
 
@@ -94,14 +95,16 @@ def test_a_two_part_or_is_three_valued() -> None:
 
 NUMBERS = st.one_of(
     st.integers(-50, 50),
-    st.sampled_from([LIMIT - 1, -(LIMIT - 1), LIMIT, 10**30, 0.1, 2.5, True, None, "2026-01-05", "ten", [1]]),
+    st.sampled_from([LIMIT - 1, -(LIMIT - 1), LIMIT, 10**30, 0.1, 2.5, True, None, "ten", [1]]),
+    st.sampled_from(["2026-01-05", "2026-01-07T12:00:00Z", "2026-01-07T12:00:00", "2026-13-01", "2026x", "1 day"]),
 )
 
 
 @settings(max_examples=400, deadline=None)
 @given(op=st.sampled_from(["plus", "minus", "times"]), a=NUMBERS, b=NUMBERS, c=NUMBERS)
-def test_whole_number_arithmetic_is_arithmetic(op: str, a: Any, b: Any, c: Any) -> None:
-    """The getters compute whole numbers themselves; every result and error is ``quantities.arithmetic``'s."""
+def test_arithmetic_getters_are_arithmetic(op: str, a: Any, b: Any, c: Any) -> None:
+    """The getters compute whole numbers and differences of ISO texts themselves; every result and error is
+    ``quantities.arithmetic``'s."""
     word = {"plus": "plus", "minus": "minus", "times": "times"}[op]
     cond = parse(f"deny t when a {word} b is 1.\ndeny t when a plus b plus c is 1.").rules
     env = Env(Request(principal=Principal(id="u"), action="t", args={"a": a, "b": b, "c": c}), None)
