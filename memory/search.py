@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import ColumnElement, Table, cast, func, literal_column, or_, select, text
+from sqlalchemy import ColumnElement, Table, and_, cast, func, literal_column, or_, select
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
@@ -240,33 +240,26 @@ def sqlite_best_matches(
     SQL (actor, expiry, namespace). They come in the full query's (score, id) order, so when ``limit`` of them
     survive (or every match was read), no row left unread could rank among the first ``limit``.
     """
-    fts = f"{scope.table.name}_fts"
-    best = connection.execute(
-        text(
-            # bm25() directly: FTS5's own ORDER BY rank plan measured 1.5x slower here
-            f"SELECT rowid, bm25({fts}, 1.0, 0.0) AS rank FROM {fts} WHERE {fts} MATCH :match "
-            "ORDER BY rank, rowid LIMIT :depth"
-        ),
-        {"match": sqlite_match(scope.actor_id, terms), "depth": depth},
-    ).all()
-    if not best:
-        return []
-    column = scope.table.c
-    in_scope = set(
-        connection.execute(
-            select(column.id).where(
-                actor_for_ids(scope.table, scope.actor_id),
-                *scope.conditions[1:],
-                column.id.in_([row.rowid for row in best]),
-            )
-        ).scalars()
+    table = scope.table
+    fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
+    bm25 = func.bm25(literal_column(fts.name), 1.0, 0.0).label("score")  # the actor column does not score
+    best = (
+        select(fts.c.rowid, bm25)
+        .where(literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms)))
+        .order_by(bm25, fts.c.rowid)
+        .limit(depth)
+        .subquery()
     )
+    in_scope = and_(table.c.id == best.c.rowid, actor_for_ids(table, scope.actor_id), *scope.conditions[1:])
+    rows = connection.execute(
+        select(best.c.rowid, best.c.score, table.c.id.is_not(None).label("in_scope"))
+        .select_from(best.outerjoin(table, in_scope))
+        .order_by(best.c.score, best.c.rowid)
+    ).all()
     floor = -UNINFORMATIVE_BM25 if informative_only else math.inf
-    kept = [(row.rank, row.rowid) for row in best if row.rowid in in_scope and row.rank < floor]
-    read_all = len(best) < depth or best[-1].rank >= floor
-    if not read_all and len(kept) < limit:
-        return None
-    return [row_id for _, row_id in kept[:limit]]
+    kept = [row.rowid for row in rows if row.in_scope and row.score < floor]
+    read_all = len(rows) < depth or rows[-1].score >= floor
+    return kept[:limit] if read_all or len(kept) >= limit else None
 
 
 def rank(
