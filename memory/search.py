@@ -20,6 +20,7 @@ from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import TableClause
 
 from agentcore.memory.filters import Predicate
 from agentcore.memory.fulltext import postgres_actor_lexeme, sqlite_match
@@ -217,12 +218,11 @@ def fulltext_ranking(
             ranked = sqlite_best_matches(connection, scope, terms, limit, depth, informative_only)
             if ranked is not None:
                 return ranked
-        fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
-        bm25 = func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
+        fts, match, bm25 = _sqlite_bm25(table, scope.actor_id, terms)
         query = (
             select(table.c.id)
             .select_from(fts.join(table, table.c.id == fts.c.rowid))
-            .where(literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms)), *scope.conditions)
+            .where(match, *scope.conditions)
             .order_by(bm25, table.c.id)
         )
         if informative_only:
@@ -241,15 +241,9 @@ def sqlite_best_matches(
     survive (or every match was read), no row left unread could rank among the first ``limit``.
     """
     table = scope.table
-    fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
-    bm25 = func.bm25(literal_column(fts.name), 1.0, 0.0).label("score")  # the actor column does not score
-    best = (
-        select(fts.c.rowid, bm25)
-        .where(literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms)))
-        .order_by(bm25, fts.c.rowid)
-        .limit(depth)
-        .subquery()
-    )
+    fts, match, bm25 = _sqlite_bm25(table, scope.actor_id, terms)
+    score = bm25.label("score")
+    best = select(fts.c.rowid, score).where(match).order_by(score, fts.c.rowid).limit(depth).subquery()
     in_scope = and_(table.c.id == best.c.rowid, actor_for_ids(table, scope.actor_id), *scope.conditions[1:])
     rows = connection.execute(
         select(best.c.rowid, best.c.score, table.c.id.is_not(None).label("in_scope"))
@@ -260,6 +254,15 @@ def sqlite_best_matches(
     kept = [row.rowid for row in rows if row.in_scope and row.score < floor]
     read_all = len(rows) < depth or rows[-1].score >= floor
     return kept[:limit] if read_all or len(kept) >= limit else None
+
+
+def _sqlite_bm25(
+    table: Table, actor_id: str, terms: Sequence[str]
+) -> tuple[TableClause, ColumnElement[Any], ColumnElement[Any]]:
+    """``table``'s FTS5 table, its MATCH of the actor's rows holding any of ``terms``, and their BM25."""
+    fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
+    match = literal_column(fts.name).op("MATCH")(sqlite_match(actor_id, terms))
+    return fts, match, func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
 
 
 def rank(
