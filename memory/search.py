@@ -1,21 +1,23 @@
 """Hybrid retrieval: BM25 full-text and exact cosine over accel embeddings, fused by reciprocal rank.
 
-Both searches run inside one :class:`Scope`, a SQL condition that always starts with the actor id, so
-no query ever reads another actor's rows. Vector search is exact: the actor's embeddings are loaded and
-scored with one matrix product (per-actor data is small; see docs/memory.md for the limits).
+Hybrid event search then reranks the best fused rows with their session context (see
+:class:`SessionContext`). Both searches run inside one :class:`Scope`, a SQL condition that always starts
+with the actor id, so no query ever reads another actor's rows. Vector search is exact: the actor's
+embeddings are loaded and scored with one matrix product (per-actor data is small; see docs/memory.md for the limits).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import ColumnElement, Table, and_, cast, func, literal_column, or_, select
+from sqlalchemy import ColumnElement, FromClause, Table, and_, cast, func, literal_column, or_, select
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
@@ -38,6 +40,15 @@ MAX_QUERY_TERMS = 64
 RANK_DEPTH = 200
 # FTS5's best matches read (as multiples of the ranking's length) before joining every match (see sqlite_best_matches).
 FULLTEXT_FACTORS = (2, 16)
+# Session context: a turn is often the evidence because of its neighbour (the question it answers, the line
+# that names what "it" is), and a session that matches several times is likely about the topic. Each of the
+# best CONTEXT_DEPTH fused events passes NEIGHBOUR_WEIGHT of its score to the previous and next event of its
+# session; then each of those rows gains SESSION_WEIGHT times the sum of its session's SESSION_TOP best scores.
+# Chosen on LoCoMo conv-26 and conv-44, checked on conv-49 and conv-50 (bench/memory_locomo.py).
+CONTEXT_DEPTH = 50
+NEIGHBOUR_WEIGHT = 0.4
+SESSION_WEIGHT = 0.1
+SESSION_TOP = 5
 # Function words carry no topic; dropping them keeps OR-queries from matching nearly every row.
 STOPWORDS = frozenset(
     [
@@ -138,6 +149,12 @@ class Candidates:
     vectors: np.ndarray
     created_at: list[datetime] | None
 
+    def merged(self, other: Candidates) -> Candidates:
+        """These rows followed by ``other``'s (loaded with the same options, none of them already here)."""
+        times = None if self.created_at is None or other.created_at is None else self.created_at + other.created_at
+        vectors = np.concatenate([self.vectors, other.vectors]) if len(other.ids) else self.vectors
+        return Candidates(np.concatenate([self.ids, other.ids]), vectors, times)
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -152,7 +169,7 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
-def actor_for_ids(table: Table, actor_id: str) -> ColumnElement[bool]:
+def actor_for_ids(table: FromClause, actor_id: str) -> ColumnElement[bool]:
     """The actor condition of a lookup by primary keys, written so that the planner uses the keys.
 
     With a plain ``actor_id = ?`` SQLite prefers the actor index and walks every entry of the actor
@@ -265,6 +282,96 @@ def _sqlite_bm25(
     return fts, match, func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
 
 
+def fuse(
+    candidates: Candidates, similarities: np.ndarray | None, fulltext_ids: Sequence[int] | None
+) -> dict[int, float]:
+    """RRF scores of the vector ranking (when ``similarities``) and the full-text ranking (when given)."""
+    rankings: list[tuple[float, list[int]]] = []
+    if similarities is not None:
+        order = np.argsort(-similarities, kind="stable")[:RANK_DEPTH]
+        rankings.append((1.0, [int(candidates.ids[i]) for i in order]))
+    if fulltext_ids is not None:
+        present = set(candidates.ids.tolist())
+        rankings.append((FULLTEXT_WEIGHT, [row_id for row_id in fulltext_ids if row_id in present]))
+    scores: dict[int, float] = {}
+    for weight, ranking in rankings:
+        for place, row_id in enumerate(ranking):
+            scores[row_id] = scores.get(row_id, 0.0) + weight / (RRF_K + place + 1)
+    return scores
+
+
+def best_ids(scores: dict[int, float], count: int) -> list[int]:
+    return sorted(scores, key=lambda row_id: (-scores[row_id], row_id))[:count]
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """The best fused events with their in-scope session neighbours, and the session of every one of them."""
+
+    neighbours: dict[int, tuple[int, ...]]
+    sessions: dict[int, str]
+
+    def rerank(self, scores: dict[int, float]) -> dict[int, float]:
+        """``scores`` plus the neighbour and session shares described at ``CONTEXT_DEPTH``."""
+        reranked = dict(scores)
+        for row_id, adjacent in self.neighbours.items():
+            for neighbour in adjacent:
+                reranked[neighbour] = reranked.get(neighbour, 0.0) + NEIGHBOUR_WEIGHT * scores.get(row_id, 0.0)
+        per_session: defaultdict[str, list[float]] = defaultdict(list)
+        for row_id, session in self.sessions.items():
+            per_session[session].append(reranked.get(row_id, 0.0))
+        bonus = {session: SESSION_WEIGHT * sum(sorted(found)[-SESSION_TOP:]) for session, found in per_session.items()}
+        for row_id, session in self.sessions.items():
+            reranked[row_id] = reranked.get(row_id, 0.0) + bonus[session]
+        return reranked
+
+
+def session_context(
+    connection: Connection,
+    scope: Scope,
+    candidates: Candidates,
+    keep: Predicate | None,
+    *,
+    query_vector: np.ndarray,
+    fulltext_ids: Sequence[int],
+    with_times: bool,
+) -> tuple[Candidates, SessionContext]:
+    """The session context of the best fused events, and ``candidates`` with the neighbours not yet in them.
+
+    One statement finds each best row's previous and next event of its session (by id) within ``scope``,
+    so a neighbour is always a row the query may return; new neighbours load like any other candidate.
+    """
+    if len(candidates.ids) == 0:
+        return candidates, SessionContext({}, {})
+    table = scope.table
+    row = table.alias("best_row")
+
+    def adjacent(before: bool) -> Any:
+        edge = func.max(table.c.id) if before else func.min(table.c.id)
+        bound = table.c.id < row.c.id if before else table.c.id > row.c.id
+        return select(edge).where(*scope.conditions, table.c.session_id == row.c.session_id, bound).scalar_subquery()
+
+    top = best_ids(fuse(candidates, candidates.vectors @ query_vector, fulltext_ids), CONTEXT_DEPTH)
+    query = select(row.c.id, row.c.session_id, adjacent(True), adjacent(False)).where(
+        actor_for_ids(row, scope.actor_id), row.c.id.in_(top)
+    )
+    found = connection.execute(query).all()
+    present = set(candidates.ids.tolist())
+    missing = {int(n) for *_, before, after in found for n in (before, after) if n is not None and n not in present}
+    if missing:
+        candidates = candidates.merged(
+            load_candidates(connection, scope, keep, with_times=with_times, ids=sorted(missing))
+        )
+    loaded = set(candidates.ids.tolist())
+    neighbours = {
+        row_id: tuple(int(n) for n in (before, after) if n is not None and n in loaded)
+        for row_id, _, before, after in found
+    }
+    sessions = {row_id: session for row_id, session, *_ in found}
+    sessions |= {n: sessions[row_id] for row_id, adjacent_ids in neighbours.items() for n in adjacent_ids}
+    return candidates, SessionContext(neighbours, sessions)
+
+
 def rank(
     candidates: Candidates,
     *,
@@ -274,22 +381,17 @@ def rank(
     min_similarity: float | None = None,
     recency_half_life: timedelta | None = None,
     now: datetime | None = None,
+    context: SessionContext | None = None,
 ) -> list[Hit]:
-    """Fuse the vector ranking (when ``query_vector``) and the full-text ranking (when given) by RRF."""
+    """Fuse the vector ranking (when ``query_vector``) and the full-text ranking (when given) by RRF,
+    then rerank with the session ``context`` when given."""
     if len(candidates.ids) == 0:
         return []
     position = {int(row_id): index for index, row_id in enumerate(candidates.ids)}
     similarities = candidates.vectors @ query_vector if query_vector is not None else None
-    rankings: list[tuple[float, list[int]]] = []
-    if similarities is not None:
-        order = np.argsort(-similarities, kind="stable")[:RANK_DEPTH]
-        rankings.append((1.0, [int(candidates.ids[i]) for i in order]))
-    if fulltext_ids is not None:
-        rankings.append((FULLTEXT_WEIGHT, [row_id for row_id in fulltext_ids if row_id in position]))
-    scores: dict[int, float] = {}
-    for weight, ranking in rankings:
-        for place, row_id in enumerate(ranking):
-            scores[row_id] = scores.get(row_id, 0.0) + weight / (RRF_K + place + 1)
+    scores = fuse(candidates, similarities, fulltext_ids)
+    if context is not None:
+        scores = context.rerank(scores)
     hits = []
     for row_id, score in scores.items():
         similarity = float(similarities[position[row_id]]) if similarities is not None else None

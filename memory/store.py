@@ -316,8 +316,12 @@ class MemoryStore:
         min_score: float | None = None,
         recency_half_life: timedelta | None = None,
         query_embedding: np.ndarray | None = None,
+        session_context: bool = True,
     ) -> list[ScoredEvent]:
-        """The actor's events ranked by hybrid retrieval (``mode`` picks BM25-only or vector-only)."""
+        """The actor's events ranked by hybrid retrieval (``mode`` picks BM25-only or vector-only).
+
+        ``session_context`` (hybrid only): rerank the best events with their neighbouring turns and sessions.
+        """
         check_id("actor_id", actor_id)
         if session_id is not None:
             check_id("session_id", session_id)
@@ -325,7 +329,8 @@ class MemoryStore:
         scope = Scope(EVENTS, actor_id, utcnow())
         if session_id is not None:
             scope.conditions.append(EVENTS.c.session_id == session_id)
-        hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding)
+        context = session_context and mode == "hybrid"
+        hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding, context)
         rows = self._fetch(EVENTS, actor_id, [hit.id for hit in hits])
         return [ScoredEvent(event=event_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
 
@@ -641,6 +646,7 @@ class MemoryStore:
         recency_half_life: timedelta | None,
         keep: Predicate | None,
         query_embedding: np.ndarray | None,
+        session_context: bool = False,
     ) -> list[search.Hit]:
         check_text("query", query, self.max_text_chars)
         check_top_k(top_k)
@@ -665,6 +671,17 @@ class MemoryStore:
             candidates = self._candidates(
                 connection, scope, keep, recency_half_life is not None, vector, fulltext, needed
             )
+            context = None
+            if session_context and vector is not None and fulltext is not None:
+                candidates, context = search.session_context(
+                    connection,
+                    scope,
+                    candidates,
+                    keep,
+                    query_vector=vector,
+                    fulltext_ids=fulltext,
+                    with_times=recency_half_life is not None,
+                )
         return search.rank(
             candidates,
             query_vector=vector,
@@ -673,6 +690,7 @@ class MemoryStore:
             min_similarity=min_score,
             recency_half_life=recency_half_life,
             now=scope.now,
+            context=context,
         )
 
     def _candidates(
