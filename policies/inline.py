@@ -16,6 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from lark import Lark, Token
+from lark.grammar import Terminal
 
 from agentcore.policies import ast
 from agentcore.policies.transform import ToAst
@@ -187,7 +188,7 @@ _only_child: Reduce = itemgetter(0)
 
 def _kept_terminals(lark: Lark) -> set[str]:
     """The terminals some rule keeps as a child (names, strings, numbers; not the filtered-out keywords)."""
-    return {str(s.name) for rule in lark.rules for s in rule.expansion if s.is_term and not s.filter_out}
+    return {str(s.name) for rule in lark.rules for s in rule.expansion if isinstance(s, Terminal) and not s.filter_out}
 
 
 def _lark_token(token: Any) -> Token:
