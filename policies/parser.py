@@ -57,9 +57,13 @@ def _lark() -> Lark:
     return _new_lark(propagate_positions=True)
 
 
-@functools.lru_cache(maxsize=2)
 def _inline(accelerated: bool = True) -> InlineParser:
     """The fast path's parser; ``accelerated``: on lark_cython where it is installed (the ``fast`` extra)."""
+    return _inline_parser(bool(accelerated))  # one cache key per parser, however the caller spells the argument
+
+
+@functools.cache
+def _inline_parser(accelerated: bool) -> InlineParser:
     return InlineParser(_new_lark(propagate_positions=False, plugins=_cython_plugins() if accelerated else {}))
 
 

@@ -280,3 +280,11 @@ def test_the_accelerated_fast_path_runs_on_lark_cython_where_installed() -> None
     assert _cython_plugins() is lark_cython.plugins
     assert _inline()._lark.options._plugins is lark_cython.plugins
     assert not _inline(accelerated=False)._lark.options._plugins
+
+
+def test_each_fast_path_parser_is_built_once() -> None:
+    """Building a parser compiles the grammar (a third of a second): however the argument is spelt, it is cached."""
+    from agentcore.policies.parser import _inline
+
+    assert _inline() is _inline(True) is _inline(accelerated=True)
+    assert _inline(False) is _inline(accelerated=False)
