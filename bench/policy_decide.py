@@ -13,7 +13,7 @@ read dates, so cedarpy runs the hand-written Cedar equivalent of the rules it ca
 string sets as ``containsAll``/``containsAny``, arithmetic on whole numbers, named conditions inlined), and
 agentcore's decisions on that part of the bundle are asserted identical to cedarpy's; agentcore is timed on
 both the expressible part and the whole bundle (which has more rules to evaluate than cedarpy's).
-``--bundle compile`` times parsing and compiling 1,000 and 10,000 rules.
+``--bundle compile`` times parsing and compiling 1,000 and 10,000 rules, and checking them.
 
 Each measurement is the fastest of three passes over the same requests, for both engines alike. Times are this
 thread's CPU time (``time.thread_time_ns``), so a machine shared with other work does not charge
@@ -41,6 +41,7 @@ import cedarpy
 from agentcore import Effect, PolicyEngine, Request
 from agentcore.policies import AgentInfo, Principal, RequestContext
 from agentcore.policies.cedar import cedar_request, export
+from agentcore.policies.checker import check
 
 TOOLS = [f"svc{t // 10}.tool{t:02d}" for t in range(100)]
 ROLES = [f"role{r}" for r in range(8)]
@@ -206,14 +207,20 @@ def main() -> None:
 
 
 def compile_times(rng: random.Random) -> dict[str, Any]:
-    """Seconds to parse and compile 1,000 and 10,000 rules (the v1 shapes over 100 and 1,000 tools)."""
+    """Seconds to parse and compile 1,000 and 10,000 rules (the v1 shapes over 100 and 1,000 tools), and to check
+    them (``policy check``: shadowed and conflicting rules, impossible conditions)."""
     global TOOLS
     result: dict[str, Any] = {"bench": "policy_compile"}
     for tools in (100, 1000):
         TOOLS = [f"svc{t // 10}.tool{t:03d}" for t in range(tools)]
         text = bundle(rng)
-        _, cpu, wall = best(lambda text=text: PolicyEngine.from_text(text, "bench.policy"))
-        result[f"rules_{tools * 10}"] = {"cpu_s": round(cpu, 3), "wall_s": round(wall, 3)}
+        engine, cpu, wall = best(lambda text=text: PolicyEngine.from_text(text, "bench.policy"))
+        _, check_cpu, _ = best(lambda files=engine.files: check(files))
+        result[f"rules_{tools * 10}"] = {
+            "cpu_s": round(cpu, 3),
+            "wall_s": round(wall, 3),
+            "check_cpu_s": round(check_cpu, 3),
+        }
     result["machine"] = _machine()
     return result
 

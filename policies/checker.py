@@ -10,7 +10,7 @@ conditions are checked by ``named.py`` and value types against resolver declarat
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -339,13 +339,41 @@ def _line(rule: ast.Rule) -> int:
     return rule.span.line if rule.span else 0
 
 
+def _is_glob(name: str) -> bool:
+    return any(c in name for c in "*?[")
+
+
+def _overlapping(active: list[tuple[ast.Rule, Region | None]]) -> Callable[[ast.Rule], list[int]]:
+    """Indexes into ``active`` (in order) of the rules whose targets may overlap a rule's: those on every tool or
+    a glob, and those naming one of its tools. Two sets of exact names overlap only where they share one, so a
+    bundle of many tools is checked pair by pair within each tool, not across all pairs of rules."""
+    wide: list[int] = []
+    by_name: dict[str, list[int]] = {}
+    for index, (rule, _) in enumerate(active):
+        if rule.targets.any or any(_is_glob(name) for name in rule.targets.names):
+            wide.append(index)
+        else:
+            for name in rule.targets.names:
+                by_name.setdefault(name, []).append(index)
+    every = list(range(len(active)))
+
+    def candidates(rule: ast.Rule) -> list[int]:
+        if rule.targets.any or any(_is_glob(name) for name in rule.targets.names):
+            return every  # a glob may match any exact name
+        return sorted({*wide, *(i for name in rule.targets.names for i in by_name.get(name, ()))})
+
+    return candidates
+
+
 def _pair_findings(rules: list[ast.Rule], tools: dict[str, ToolSchema] | None) -> Iterator[Finding]:
     active = [(r, rule_region(r)) for r in rules if not r.monitor and r.kind in ("allow", "deny", "approval")]
     strength = {"deny": 2, "approval": 1, "allow": 0}
+    overlapping = _overlapping(active)
     for rule, region in active:
         if region is not None and is_empty(region):
             continue
-        for other, other_region in active:
+        near = [active[i] for i in overlapping(rule)]
+        for other, other_region in near:
             if other is rule or other_region is None or (region is None and other_region):
                 continue
             stronger = strength[other.kind] > strength[rule.kind]
@@ -373,7 +401,7 @@ def _pair_findings(rules: list[ast.Rule], tools: dict[str, ToolSchema] | None) -
                 break
         if rule.kind != "allow" or region is None:
             continue
-        for other, other_region in active:
+        for other, other_region in near:
             if other.kind != "deny" or other_region is None or not _overlap(rule.targets, other.targets):
                 continue
             both = meet(region, other_region)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
-from lark import Lark
+from lark import Lark, Token
+from lark.grammar import Terminal
 
 from agentcore.policies import ast
 from agentcore.policies.transform import ToAst
@@ -111,9 +113,12 @@ class InlineParser:
         self._lark = lark
         self._lock = threading.Lock()
         self._builder: ToAst | None = None
-        callbacks: dict[Any, Reduce] = lark.parser.parser_conf.callbacks
+        callbacks: dict[Any, Any] = lark.parser.parser_conf.callbacks
         for rule in lark.rules:
             callbacks[rule] = self._reducer(rule)
+        if lark.options._plugins:  # lark_cython: its tokens are not strings; convert those ToAst keeps, on shift
+            for terminal in _kept_terminals(lark):
+                callbacks[terminal] = _lark_token
 
     def parse(self, text: str, path: str, start: str) -> ast.PolicyFile | None:
         """The file's AST, or None when the text has a syntax or semantic error (the caller reports it)."""
@@ -137,6 +142,8 @@ class InlineParser:
             if not (symbol.is_term and symbol.filter_out)
         )  # Lark drops keywords, and splices the children of helper rules (`_name`, repetitions) into the parent
         inlined = bool(rule.options.expand1 and not rule.alias)
+        if inlined and kept == ((0, False),) and len(rule.expansion) == 1:
+            return _only_child  # its one child already spans what this node would: Lark's positions unchanged
         helper = name.startswith("_")
         method = getattr(ToAst, name, None)
 
@@ -174,3 +181,25 @@ class InlineParser:
             return node
 
         return reduce
+
+
+_only_child: Reduce = itemgetter(0)
+
+
+def _kept_terminals(lark: Lark) -> set[str]:
+    """The terminals some rule keeps as a child (names, strings, numbers; not the filtered-out keywords)."""
+    return {str(s.name) for rule in lark.rules for s in rule.expansion if isinstance(s, Terminal) and not s.filter_out}
+
+
+def _lark_token(token: Any) -> Token:
+    """A lark_cython token as Lark's own (a ``str`` with the same type and positions), which ToAst reads."""
+    return Token(
+        token.type,
+        token.value,
+        token.start_pos,
+        token.line,
+        token.column,
+        token.end_line,
+        token.end_column,
+        token.end_pos,
+    )

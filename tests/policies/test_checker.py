@@ -173,3 +173,30 @@ def test_satisfiable_bounds_and_separate_items_are_not_reported() -> None:
     assert findings("deny t when amount is more than 2 and less than 5.", tools=False) == []
     two_items = "deny t when any i in xs has (any i in ys has i is 1) and i is 2."
     assert findings(two_items, tools=False) == []
+
+
+PAIR_TARGETS = ["any tool", "crm.*", "crm.lookup", "crm.export", "refunds.issue", "crm.lookup, refunds.issue", "re*"]
+PAIR_CONDITIONS = ["", " when amount is more than 100", " when amount is at most 500", " when amount is at least 50"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("tools", [True, False])
+def test_rule_pairs_are_checked_only_where_targets_can_overlap(
+    seed: int, tools: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The target index (a bundle of many tools is not checked across all pairs) finds what all pairs find."""
+    import random
+
+    from agentcore.policies import checker
+
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(40):
+        target, condition = rng.choice(PAIR_TARGETS), rng.choice(PAIR_CONDITIONS)
+        kind = rng.choice(["allow", "deny", 'require approval from role "m" for'])
+        lines.append(f"{kind} {target}{condition}." if kind != "allow" else f"allow {target}{condition}.")
+    text = "\n".join(lines)
+    indexed = findings(text, tools)
+    monkeypatch.setattr(checker, "_overlapping", lambda active: lambda rule: list(range(len(active))))
+    assert indexed == findings(text, tools)
+    assert {"shadowed", "conflict"} <= {f.code for f in indexed}

@@ -237,26 +237,54 @@ def _tree_path(text: str, path: str) -> ast.PolicyFile:
     return result.model_copy(update={"comments": _comments(text)})
 
 
+def _fast_paths() -> list[object]:
+    from agentcore.policies.parser import _cython_plugins
+
+    missing = pytest.mark.skipif(not _cython_plugins(), reason="lark_cython (the `fast` extra) is not installed")
+    return [pytest.param(False, id="lark"), pytest.param(True, id="lark_cython", marks=missing)]
+
+
+@pytest.mark.parametrize("accelerated", _fast_paths())
 @pytest.mark.parametrize(
     "path",
     [str(p.relative_to(ROOT)) for p in sorted([*(ROOT / "examples").rglob("*.policy"), *DATA.glob("*.policy")])]
     + ["shapes.policy"],
 )
-def test_the_fast_path_builds_the_same_ast_as_the_tree_path(path: str) -> None:
+def test_the_fast_path_builds_the_same_ast_as_the_tree_path(path: str, accelerated: bool) -> None:
     """Spans included: the fast path must place every node where Lark's propagate_positions does."""
     from agentcore.policies.parser import _inline
 
     text = FAST_PATH_TEXT if path == "shapes.policy" else (ROOT / path).read_text()
-    built = _inline().parse(text, path, "start")
+    built = _inline(accelerated).parse(text, path, "start")
     assert built is not None, "the fast path gave up on a valid file"
     assert built.model_copy(update={"comments": parse(text, path).comments}) == _tree_path(text, path)
     assert parse(text, path) == _tree_path(text, path)
 
 
-def test_the_fast_path_leaves_errors_to_the_tree_path() -> None:
+@pytest.mark.parametrize("accelerated", _fast_paths())
+def test_the_fast_path_leaves_errors_to_the_tree_path(accelerated: bool) -> None:
     from agentcore.policies.parser import _inline
 
-    assert _inline().parse("deny t when amount is more than.", "e.policy", "start") is None
-    assert _inline().parse('rule "a": deny t.\nrule "a": deny u.', "e.policy", "start") is None  # a semantic error
+    assert _inline(accelerated).parse("deny t when amount is more than.", "e.policy", "start") is None
+    assert _inline(accelerated).parse("deny t when amount is 1 $ 2.", "e.policy", "start") is None  # a lexer error
+    assert _inline(accelerated).parse('rule "a": deny t.\nrule "a": deny u.', "e.policy", "start") is None  # semantic
     with pytest.raises(PolicySyntaxError, match="used twice"):
         parse('rule "a": deny t.\nrule "a": deny u.', "e.policy")
+
+
+def test_the_accelerated_fast_path_runs_on_lark_cython_where_installed() -> None:
+    """Where the `fast` extra is installed, parse() takes it (the parametrised tests above then cover it)."""
+    from agentcore.policies.parser import _cython_plugins, _inline
+
+    lark_cython = pytest.importorskip("lark_cython")
+    assert _cython_plugins() is lark_cython.plugins
+    assert _inline()._lark.options._plugins is lark_cython.plugins
+    assert not _inline(accelerated=False)._lark.options._plugins
+
+
+def test_each_fast_path_parser_is_built_once() -> None:
+    """Building a parser compiles the grammar (a third of a second): however the argument is spelt, it is cached."""
+    from agentcore.policies.parser import _inline
+
+    assert _inline() is _inline(True) is _inline(accelerated=True)
+    assert _inline(False) is _inline(accelerated=False)

@@ -15,6 +15,7 @@ from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestCon
 from agentcore.policies.cedar import CedarExportError, export
 from agentcore.policies.checker import check
 from agentcore.policies.formatter import format_file
+from agentcore.policies.parser import _inline
 
 FEATURES = (Path(__file__).parent / "data" / "features.policy").read_text()
 ENGINE = PolicyEngine.from_text(FEATURES, "features.policy")
@@ -56,7 +57,9 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 
 def compiles_or_policy_error(text: str) -> None:
-    """Loading raises only policy errors; whatever loads can also be checked, formatted and exported."""
+    """Loading raises only policy errors; whatever loads can also be checked, formatted and exported. Both fast
+    paths (pure Lark, lark_cython where installed) accept the same texts and build the same AST."""
+    assert _inline(accelerated=True).parse(text, "<policy>", "start") == _inline(False).parse(text, "<policy>", "start")
     try:
         engine = PolicyEngine.from_text(text)
     except (PolicySyntaxError, PolicyCheckError) as error:
@@ -258,6 +261,9 @@ def test_mutated_schema_file(data: st.DataObject) -> None:
         at = data.draw(st.integers(0, len(text)))
         piece = data.draw(st.sampled_from([*V2_WORDS, "\n", '"', "string", "number", "record", "}", "{", ","]))
         text = text[:at] + " " + piece + " " + text[at:] if data.draw(st.booleans()) else text[:at] + text[at + 9 :]
+    assert _inline(accelerated=True).parse(text, "r.schema", "schema") == _inline(False).parse(
+        text, "r.schema", "schema"
+    )
     try:
         schema = parse(text, "r.schema")
     except PolicySyntaxError as error:
