@@ -8,8 +8,9 @@ caller to find no commit in progress leads, writes every queued item in one batc
 it wrote and passes the lead to the first caller that queued meanwhile. A caller alone writes its item at once.
 
 An item can also be ``defer``-red: nobody waits for it, it rides in the next batch that a caller writes, and a
-flusher thread writes it itself if no batch has taken it within ``defer_s``. Its ``done`` callback learns whether
-it was committed. This is what lets a call's outcome share the commit of the next call's decision.
+flusher thread writes it itself if no batch has taken it within ``defer_s``, and so does the interpreter's exit.
+Its ``done`` callback learns whether it was committed. This is what lets a call's outcome share the commit of the
+next call's decision.
 
 If a batch fails, each of its items is written again alone, so one item's failure is that item's alone: a caller
 whose write fails gets the exception, a deferred item's ``done`` gets it, and nobody is woken before their own
@@ -19,6 +20,7 @@ item is committed.
 from __future__ import annotations
 
 import _thread
+import atexit
 import logging
 import threading
 import time
@@ -124,6 +126,7 @@ class GroupCommit(Generic[T, R]):
             if self._flusher is None:
                 self._flusher = threading.Thread(target=self._flush_loop, name="agentcore-group-commit", daemon=True)
                 self._flusher.start()
+                atexit.register(self.flush)  # a script that ends without close() still writes its deferred items
             elif self._idle:
                 self._idle = False
                 self._flusher_idle.notify()
@@ -154,6 +157,7 @@ class GroupCommit(Generic[T, R]):
             flusher = self._flusher
         if flusher is not None:
             flusher.join(timeout=5)
+            atexit.unregister(self.flush)
 
     def _flush_loop(self) -> None:
         """Write deferred items that no caller's batch took within ``defer_s`` of being queued."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Callable
@@ -78,6 +80,24 @@ def test_close_commits_the_deferred_outcomes(tmp_path: Path) -> None:
     gw.close()
     assert _committed(tmp_path / "gw.db")[-1] == ("execution", "ok")
     assert [kind for kind, _ in _committed(tmp_path / "gw.db")].count("execution") == 3
+
+
+EXITS = textwrap.dedent(
+    """
+    import sys
+    from agentcore import Gateway
+    gw = Gateway(sys.argv[1], database=sys.argv[2], outcome_delay_s=3600)
+    gw.tool(lambda n: n, name="t.hit", schema={"type": "object"})
+    gw.call("t.hit", {"n": 1}, principal="ann")
+    """  # and ends without close(): the interpreter's exit commits the deferred outcome
+)
+
+
+def test_a_script_that_exits_without_close_still_commits_its_outcomes(tmp_path: Path) -> None:
+    (tmp_path / "p.policy").write_text(POLICY)
+    database = tmp_path / "gw.db"
+    subprocess.run([sys.executable, "-c", EXITS, str(tmp_path / "p.policy"), str(database)], check=True, timeout=120)
+    assert _committed(database) == [("decision", "started"), ("execution", "ok")]
 
 
 def test_reading_the_audit_in_process_sees_every_returned_calls_outcome(tmp_path: Path) -> None:
