@@ -12,7 +12,9 @@ and 1 and 4 processes sharing one SQLite database (4 also without the writer loc
 each; besides calls/s it reports the CPU time per call (all threads or processes together: the work done, where
 wall time also counts the waits for a shared machine's CPUs) and how many audit records each commit carried
 (concurrent callers share commits). (c) runs a real upstream MCP server (streamable HTTP) and the gateway proxy in
-front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients.
+front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients: the added p50 also as
+a share of the direct p50 (the goal: below 1, less than one direct round trip), and the CPU time per proxied call
+of the proxy and of the upstream server.
 
 (d) runs the default setting three ways, interleaved: no telemetry configured (the default), the SDK's tracer
 (batch span processor; the exporter discards) and its meter (an in-memory reader) given to the gateway; it also
@@ -404,16 +406,36 @@ async def _drive(url: str, token: str | None, tool: str, clients: int, calls: in
     return latencies, time.perf_counter() - start
 
 
-def _compare(direct_url: str, proxy_url: str, token: str, clients: int, calls: int, rounds: int = 3) -> dict[str, Any]:
-    """Direct and proxied calls in alternating blocks (so a slow spell of the machine hits both), pooled."""
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads) a process has used, from /proc; None where there is no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _compare(
+    direct_url: str, proxy_url: str, token: str, clients: int, calls: int, pids: dict[str, int], rounds: int = 3
+) -> dict[str, Any]:
+    """Direct and proxied calls in alternating blocks (so a slow spell of the machine hits both), pooled; with the
+    CPU time per call the upstream server and the proxy used in the proxied blocks (the work, whatever the load)."""
     runs: dict[str, tuple[list[float], float]] = {"direct": ([], 0.0), "proxy": ([], 0.0)}
+    cpu = dict.fromkeys(pids, 0.0)
+    proxied = 0
     for _ in range(rounds):
         for name, url, bearer, tool in (
             ("direct", direct_url, None, "lookup"),
             ("proxy", proxy_url, token, "crm__lookup"),
         ):
+            before = {process: _cpu_s(pid) for process, pid in pids.items()}
             latencies, seconds = asyncio.run(_drive(url, bearer, tool, clients, max(clients, calls // rounds)))
             runs[name] = (runs[name][0] + latencies, runs[name][1] + seconds)
+            if name == "proxy":
+                proxied += len(latencies) + clients  # each client's warm-up call too
+                for process, pid in pids.items():
+                    start, end = before[process], _cpu_s(pid)
+                    cpu[process] += end - start if start is not None and end is not None else float("nan")
     summary = {
         name: {
             "p50_ms": round(percentile(latencies, 0.5), 3),
@@ -422,10 +444,13 @@ def _compare(direct_url: str, proxy_url: str, token: str, clients: int, calls: i
         }
         for name, (latencies, seconds) in runs.items()
     }
+    added = summary["proxy"]["p50_ms"] - summary["direct"]["p50_ms"]
     return {
         **summary,
-        "added_p50_ms": round(summary["proxy"]["p50_ms"] - summary["direct"]["p50_ms"], 3),
+        "added_p50_ms": round(added, 3),
         "added_p99_ms": round(summary["proxy"]["p99_ms"] - summary["direct"]["p99_ms"], 3),
+        "added_vs_direct_p50": round(added / summary["direct"]["p50_ms"], 3),  # the goal: below 1
+        **{f"{process}_cpu_ms_per_call": round(cpu_s / proxied * 1000, 3) for process, cpu_s in cpu.items()},
     }
 
 
@@ -453,7 +478,8 @@ def mcp_proxy(calls: int) -> dict[str, Any]:
             _wait(gw_port, proxy)
             token = jwt.encode({"sub": "bench", "roles": ["support"], "exp": int(time.time()) + 3600}, SECRET)
             direct_url, proxy_url = f"http://127.0.0.1:{up_port}/mcp", f"http://127.0.0.1:{gw_port}/mcp"
-            return {f"clients_{n}": _compare(direct_url, proxy_url, token, n, calls) for n in (1, 8, 32)}
+            pids = {"proxy": proxy.pid, "upstream": upstream.pid}
+            return {f"clients_{n}": _compare(direct_url, proxy_url, token, n, calls, pids) for n in (1, 8, 32)}
         finally:
             for proc in (proxy, upstream):
                 if proc is not None:
@@ -492,6 +518,7 @@ def main() -> None:
             "threads_4_and_16_vs_1": 1.0,
             "processes_4_vs_1": 2.0,
             "mcp_added_p50_ms": 2,
+            "mcp_added_vs_direct_p50": 1.0,  # the proxy adds less than one direct SDK round trip
         },
     }
     report["stateful_commits"] = stateful_commits(options.calls)

@@ -7,6 +7,7 @@ scored with one matrix product (per-actor data is small; see docs/memory.md for 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,11 +15,12 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import ColumnElement, Table, cast, func, literal_column, or_, select
+from sqlalchemy import ColumnElement, Table, and_, cast, func, literal_column, or_, select
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.expression import TableClause
 
 from agentcore.memory.filters import Predicate
 from agentcore.memory.fulltext import postgres_actor_lexeme, sqlite_match
@@ -34,6 +36,8 @@ FULLTEXT_WEIGHT = 1.5
 UNINFORMATIVE_BM25 = 1e-4
 MAX_QUERY_TERMS = 64
 RANK_DEPTH = 200
+# FTS5's best matches read (as multiples of the ranking's length) before joining every match (see sqlite_best_matches).
+FULLTEXT_FACTORS = (2, 16)
 # Function words carry no topic; dropping them keeps OR-queries from matching nearly every row.
 STOPWORDS = frozenset(
     [
@@ -210,17 +214,55 @@ def fulltext_ranking(
             .order_by(func.ts_rank_cd(vector, words).desc(), table.c.id)
         )
     else:
-        fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
-        bm25 = func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
+        for depth in (factor * limit for factor in FULLTEXT_FACTORS):
+            ranked = sqlite_best_matches(connection, scope, terms, limit, depth, informative_only)
+            if ranked is not None:
+                return ranked
+        fts, match, bm25 = _sqlite_bm25(table, scope.actor_id, terms)
         query = (
             select(table.c.id)
             .select_from(fts.join(table, table.c.id == fts.c.rowid))
-            .where(literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms)), *scope.conditions)
+            .where(match, *scope.conditions)
             .order_by(bm25, table.c.id)
         )
         if informative_only:
             query = query.where(bm25 < -UNINFORMATIVE_BM25)
     return list(connection.execute(query.limit(limit)).scalars())
+
+
+def sqlite_best_matches(
+    connection: Connection, scope: Scope, terms: Sequence[str], limit: int, depth: int, informative_only: bool
+) -> list[int] | None:
+    """The BM25 ranking from FTS5's ``depth`` best matches alone, or ``None`` when that cannot be proven complete.
+
+    Joining every match to its row to test the scope costs as much as scoring it, and a heavy actor matches
+    tens of thousands of rows. So FTS5 ranks by itself, and only its ``depth`` best rows go through the scoped
+    SQL (actor, expiry, namespace). They come in the full query's (score, id) order, so when ``limit`` of them
+    survive (or every match was read), no row left unread could rank among the first ``limit``.
+    """
+    table = scope.table
+    fts, match, bm25 = _sqlite_bm25(table, scope.actor_id, terms)
+    score = bm25.label("score")
+    best = select(fts.c.rowid, score).where(match).order_by(score, fts.c.rowid).limit(depth).subquery()
+    in_scope = and_(table.c.id == best.c.rowid, actor_for_ids(table, scope.actor_id), *scope.conditions[1:])
+    rows = connection.execute(
+        select(best.c.rowid, best.c.score, table.c.id.is_not(None).label("in_scope"))
+        .select_from(best.outerjoin(table, in_scope))
+        .order_by(best.c.score, best.c.rowid)
+    ).all()
+    floor = -UNINFORMATIVE_BM25 if informative_only else math.inf
+    kept = [row.rowid for row in rows if row.in_scope and row.score < floor]
+    read_all = len(rows) < depth or rows[-1].score >= floor
+    return kept[:limit] if read_all or len(kept) >= limit else None
+
+
+def _sqlite_bm25(
+    table: Table, actor_id: str, terms: Sequence[str]
+) -> tuple[TableClause, ColumnElement[Any], ColumnElement[Any]]:
+    """``table``'s FTS5 table, its MATCH of the actor's rows holding any of ``terms``, and their BM25."""
+    fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
+    match = literal_column(fts.name).op("MATCH")(sqlite_match(actor_id, terms))
+    return fts, match, func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
 
 
 def rank(

@@ -65,10 +65,11 @@ class _Matrix:
         width = max(COARSE_FACTOR * limit, COARSE_MIN)
         if self.basis is None or self.projected is None or width >= len(self.ids):
             return np.arange(len(self.ids)), self.vectors @ query
-        # einsum: one thread; BLAS's threads spin on a busy machine and cost more CPU than this product
+        # einsum: one thread; BLAS's threads spin on a busy machine and cost more CPU than these products
+        # (the pool's re-score: 5.4 ms CPU through BLAS, 0.5 ms through einsum, at 2,000 x 384)
         coarse = np.einsum("ij,j->i", self.projected, query @ self.basis)
         pool = np.argpartition(-coarse, width)[:width]
-        return pool, self.vectors[pool] @ query
+        return pool, np.einsum("ij,j->i", self.vectors[pool], query)
 
 
 def _main_directions(vectors: np.ndarray) -> np.ndarray:

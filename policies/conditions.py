@@ -14,7 +14,7 @@ from typing import Any
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
 from agentcore.policies.items import Slow, item_test
-from agentcore.policies.quantities import moments, ordered, same
+from agentcore.policies.quantities import instant, moment, moments, ordered, same
 from agentcore.policies.regex import compile_regex
 from agentcore.policies.text import canonical_text
 from agentcore.policies.values import (
@@ -28,6 +28,7 @@ from agentcore.policies.values import (
     equality_key,
     history_key,
     is_number,
+    listed,
     number,
     patterns,
     zone,
@@ -137,19 +138,22 @@ class Compiler:
         return test
 
     def _quantified(self, node: ast.Quantified) -> Test:
-        items, test = bind_items(node, self)
+        over, test = bind_items(node, self)
         fast = None if self._traced else item_test(node.cond, node.var)  # a trace records every atom
-        var, quantifier = node.var, node.quantifier
+        var, quantifier, what = node.var, node.quantifier, describe(node.over)
 
         def quantified(env: Env) -> bool:
             """Kleene over the items: ``any`` holds when one item holds even if another cannot be evaluated."""
-            values = items(env)
+            values = over(env)
+            if type(values) is not list:
+                values = listed(values, what)
             if fast is not None:
-                try:  # the whole list on the fast path, iterated in C; one item it cannot take redoes it in full
-                    if quantifier == "any":
-                        return any(map(fast, values))
-                    every = all(map(fast, values)) if quantifier == "every" else not any(map(fast, values))
-                    return every
+                try:  # the whole list on the fast path; one item it cannot take redoes it in full
+                    wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
+                    for item in values:  # a loop here calls ``fast`` more cheaply than any(map(...)) does
+                        if fast(item) is not wanted:
+                            return quantifier == "any"
+                    return quantifier != "any"
                 except Slow:
                     pass
             bound = env.bound
@@ -226,6 +230,8 @@ class Compiler:
             test = _between(left, self.value(node.right[0]), self.value(node.right[1]), what)
         elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
             test = _ordered_const(positive, left, node.right[0].value, what)
+        elif positive in _ORDERED and isinstance(node.right[0], ast.Duration):
+            test = _ordered_duration(positive, left, timedelta(seconds=node.right[0].seconds), what)
         else:
             test = _binary(positive, left, self.value(node.right[0]), what)
         return _negate(test) if negated else test
@@ -237,6 +243,9 @@ class Compiler:
             if op == "before":
                 return lambda env: _moments(left(env), other(env), what, lambda a, b: a < b)
             return lambda env: _moments(left(env), other(env), what, lambda a, b: a > b)
+        fast = _within_now(op, left, node.right, what)
+        if fast is not None:
+            return fast
         span, anchor = self.value(node.right[0]), self.value(node.right[1])
 
         def within(env: Env) -> bool:
@@ -295,6 +304,34 @@ class Compiler:
             return last is not None and now - last <= within
 
         return after
+
+
+def _within_now(op: str, left: Getter, right: tuple[ast.Value, ...], what: str) -> Test | None:
+    """``is within 48 hours before|after|of now``, the commonest window, or None for another form: the bounds on
+    ``now - value`` are fixed when the rule compiles, and ``now`` (the request's aware time) needs no conversion."""
+    if not (isinstance(right[0], ast.Duration) and isinstance(right[1], ast.Now)):
+        return None
+    length = timedelta(seconds=right[0].seconds)
+    low, high = {"within_before": (timedelta(0), length), "within_after": (-length, timedelta(0))}.get(
+        op, (-length, length)
+    )
+
+    def within_now(env: Env) -> bool:
+        value = instant(moment(left(env), what))
+        return low <= env.request.context.time - value <= high
+
+    return within_now
+
+
+def _ordered_duration(op: str, left: Getter, bound: timedelta, what: str) -> Test:
+    """An ordered comparison with a duration literal (``end_date minus start_date is more than 30 days``)."""
+    compare = _ordered(op)
+
+    def ordered_duration(env: Env) -> bool:
+        value = left(env)
+        return compare(value, bound) if type(value) is timedelta else compare(*ordered(value, bound, what))
+
+    return ordered_duration
 
 
 def _const(node: ast.Value) -> Any:
@@ -451,6 +488,9 @@ def _both(first: Test, second: Test) -> Test:
 
 
 def _any(tests: Sequence[Test]) -> Test:
+    if len(tests) == 2:
+        return _either(*tests)
+
     def some(env: Env) -> bool:
         error: Unevaluable | None = None
         for test in tests:
@@ -464,3 +504,26 @@ def _any(tests: Sequence[Test]) -> Test:
         return False
 
     return some
+
+
+def _either(first: Test, second: Test) -> Test:
+    """``first or second`` with Kleene logic, unrolled; when neither holds, the first error is the reason, as
+    :func:`_any` gives it."""
+
+    def either(env: Env) -> bool:
+        try:
+            if first(env):
+                return True
+        except Unevaluable as error:
+            failed = error
+        else:
+            return second(env)
+        try:
+            holds = second(env)
+        except Unevaluable:
+            raise failed from None
+        if holds:
+            return True
+        raise failed
+
+    return either

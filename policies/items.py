@@ -39,7 +39,7 @@ def item_test(cond: ast.Cond, var: str) -> ItemTest | None:
         if len(tests) == 2:
             first, second = tests
             if isinstance(cond, ast.And):
-                return lambda item: first(item) and second(item)
+                return _both_ordered(first, second) or (lambda item: first(item) and second(item))
             return lambda item: first(item) or second(item)
         if isinstance(cond, ast.And):
             return lambda item: all(test(item) for test in tests)
@@ -85,6 +85,11 @@ def _field(name: str) -> ItemValue:
     return field
 
 
+def whole_numbers(value: ItemValue | None) -> bool:
+    """Does the fast path ``value`` give only whole numbers (arithmetic, not a field that may be text)?"""
+    return getattr(value, "whole", False)
+
+
 def _field_of(value: ItemValue) -> str | None:
     """The field a value made by :func:`_field` reads, else None."""
     return getattr(value, "field", None)
@@ -113,6 +118,7 @@ def _arith(op: str, left: ItemValue | None, right: ItemValue | None) -> ItemValu
             return result
         raise Slow  # the general path says why it cannot be computed
 
+    whole.whole = True  # type: ignore[attr-defined]
     return whole
 
 
@@ -128,6 +134,7 @@ def _fields_arith(compute: Callable[[Any, Any], Any], first: str, second: str) -
                     return result
         raise Slow
 
+    fields.whole = True  # type: ignore[attr-defined]
     return fields
 
 
@@ -169,6 +176,7 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
                     return bool(compare(value, bound))
             raise Slow
 
+        ordered_field.ordered = (name, compare, bound)  # type: ignore[attr-defined]  # for _both_ordered
         return ordered_field
 
     def ordered(item: Any) -> bool:
@@ -180,11 +188,60 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
     return ordered
 
 
+def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
+    """``item.qty is more than 5 and item.price is at least 50`` in one function (a call per item, not three);
+    None unless both parts are ordered comparisons of fields. An item it cannot take goes the general way even
+    when the first part alone would decide it, which gives the same result."""
+    ordered_a, ordered_b = getattr(first, "ordered", None), getattr(second, "ordered", None)
+    if ordered_a is None or ordered_b is None:
+        return None
+    (name_a, compare_a, bound_a), (name_b, compare_b, bound_b) = ordered_a, ordered_b
+
+    def both_ordered(item: Any) -> bool:
+        if type(item) is dict:
+            a, b = item.get(name_a), item.get(name_b)
+            if type(a) is int and type(b) is int:
+                return bool(compare_a(a, bound_a) and compare_b(b, bound_b))
+        raise Slow
+
+    return both_ordered
+
+
 def _member(left: ItemValue, keys: frozenset[Any], negated: bool) -> ItemTest:
-    return lambda item: (plain_key(left(item)) in keys) is not negated
+    """``is one of`` literals. On the item itself or a field, the item is read here and text looked up among
+    the text literals, a whole number among the numbers (``plain_key``'s equality, without building keys)."""
+    texts = frozenset(value for kind, value in keys if kind == "str")
+    numbers = frozenset(value for kind, value in keys if kind == "number")
+    name = _field_of(left)
+    if name is None and left is not _itself:
+        return lambda item: (plain_key(left(item)) in keys) is not negated
+
+    def member(item: Any) -> bool:
+        value = item if name is None else item.get(name) if type(item) is dict else Slow
+        kind = type(value)
+        if kind is str:
+            return (value in texts) is not negated
+        if kind is int:
+            return (value in numbers) is not negated
+        raise Slow
+
+    return member
 
 
 def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
+    name = _field_of(left)
+    if name is not None:
+
+        def affix_field(item: Any) -> bool:
+            """``item.sku starts with "gift_"``: read straight from the object."""
+            if type(item) is dict:
+                value = item.get(name)
+                if type(value) is str:
+                    return (value.startswith(text) if prefix else value.endswith(text)) is not negated
+            raise Slow
+
+        return affix_field
+
     def affix(item: Any) -> bool:
         value = left(item)
         if type(value) is not str:

@@ -26,6 +26,7 @@ class Missing(Unevaluable):
 # 34 significant digits (IEEE decimal128); results beyond 10**60 are an overflow, not a silent rounding.
 _CONTEXT = Context(prec=34, Emax=60, Emin=-60, traps=[InvalidOperation, DivisionByZero, Overflow])
 LIMIT = 10**60  # the same bound for whole numbers, which skip the decimal context
+_WHOLE = frozenset({int})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -53,23 +54,23 @@ def exact(value: Any, what: str) -> int | Decimal:
 
 def moment(value: Any, what: str) -> date | datetime:
     """``value`` as a date or an aware timestamp; ISO text is parsed (no zone means UTC)."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
+    if isinstance(value, str):  # the commonest: text from JSON arguments (text is never a date, so test it first)
         try:
-            if _DATE.fullmatch(value):
+            if len(value) == 10 and _DATE.fullmatch(value):  # only ten characters can match; skips the regex
                 return date.fromisoformat(value)
             parsed = datetime.fromisoformat(value)
         except ValueError:
             pass
         else:
             return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    elif isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    elif isinstance(value, date):
+        return value
     raise Unevaluable(f"{what} is {show(value)}, not a date or a timestamp (ISO 8601)")
 
 
-def _instant(value: date | datetime) -> datetime:
+def instant(value: date | datetime) -> datetime:
     """A date compared with a timestamp counts as its midnight UTC."""
     return value if isinstance(value, datetime) else datetime.combine(value, time(0), tzinfo=UTC)
 
@@ -110,7 +111,7 @@ def moments(left: Any, right: Any, what: str) -> tuple[date | datetime, date | d
     """Both sides as dates, or both as timestamps when either is one."""
     a, b = moment(left, what), moment(right, "the compared value")
     if isinstance(a, datetime) or isinstance(b, datetime):
-        return _instant(a), _instant(b)
+        return instant(a), instant(b)
     return a, b
 
 
@@ -160,7 +161,7 @@ def _time_arithmetic(op: str, left: Any, right: Any, what: str) -> Any:
             return left + right if op == "plus" else left - right
         start = moment(left, what)
         if isinstance(start, datetime) or right % timedelta(days=1):
-            return _instant(start) + right if op == "plus" else _instant(start) - right
+            return instant(start) + right if op == "plus" else instant(start) - right
         return start + right if op == "plus" else start - right
     if op == "minus":
         a, b = moments(left, right, what)
@@ -172,7 +173,7 @@ def _time_arithmetic(op: str, left: Any, right: Any, what: str) -> Any:
 
 def numeric_total(items: list[Any], what: str) -> Any:
     """The exact sum of numbers, or of durations."""
-    if all(type(item) is int for item in items):
+    if _WHOLE.issuperset(map(type, items)):  # every item an int (not a bool), checked in C
         whole = sum(items)
         if -LIMIT < whole < LIMIT:
             return whole

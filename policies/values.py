@@ -7,6 +7,7 @@ rule evaluation turns into a fail-closed outcome. Nothing here parses or walks t
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -16,15 +17,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentcore.policies import ast
 from agentcore.policies.context import DecisionContext, Scope, scope_key
-from agentcore.policies.items import Slow, item_test, item_value
+from agentcore.policies.items import Slow, item_test, item_value, whole_numbers
 from agentcore.policies.model import Request
 from agentcore.policies.quantities import (
+    LIMIT,
     WEEKDAY_NAMES,
     Missing,
     Unevaluable,
     arithmetic,
     exact,
     moment,
+    moments,
     numeric_total,
     ordered,
     show,
@@ -258,7 +261,11 @@ def _plus(node: ast.Plus, cond: CondCompiler) -> Getter:
     def plus(env: Env) -> Any:
         total = first(env)
         for get in rest:
-            total = arithmetic("plus", total, get(env), what)
+            term = get(env)
+            if type(total) is int and type(term) is int and -LIMIT < total + term < LIMIT:
+                total += term  # whole numbers, as ``arithmetic`` computes them, without the call
+            else:
+                total = arithmetic("plus", total, term, what)
         return total
 
     return plus
@@ -267,7 +274,24 @@ def _plus(node: ast.Plus, cond: CondCompiler) -> Getter:
 def _arith(node: ast.Arith, cond: CondCompiler) -> Getter:
     left, right, op = compile_value(node.left, cond), compile_value(node.right, cond), node.op
     what = f"`{describe(node.left)} {op} {describe(node.right)}`"
-    return lambda env: arithmetic(op, left(env), right(env), what)
+    if op == "divided":
+        return lambda env: arithmetic(op, left(env), right(env), what)
+    compute = {"plus": operator.add, "minus": operator.sub, "times": operator.mul}[op]
+
+    def arith(env: Env) -> Any:
+        """The commonest operands are computed here as ``arithmetic`` computes them, without its checks: whole
+        numbers, and ISO texts subtracted (``end_date minus start_date``: text starting with a year is a moment)."""
+        a, b = left(env), right(env)
+        if type(a) is int and type(b) is int:
+            result = compute(a, b)
+            if -LIMIT < result < LIMIT:
+                return result
+        elif op == "minus" and type(a) is str and type(b) is str and a[:4].isdigit():
+            later, earlier = moments(a, b, what)
+            return later - earlier  # type: ignore[operator]  # both dates or both timestamps
+        return arithmetic(op, a, b, what)
+
+    return arith
 
 
 def _function(node: ast.Function, cond: CondCompiler) -> Getter:
@@ -288,12 +312,17 @@ def _function(node: ast.Function, cond: CondCompiler) -> Getter:
     return extreme
 
 
+def listed(value: Any, what: str) -> list[Any]:
+    """``value``, which a quantifier or fold ranges over, when it is a list."""
+    if not isinstance(value, list):
+        raise Unevaluable(f"`{what}` is {_show(value)}, not a list")
+    return value
+
+
 def _items(over: Getter, what: str) -> Callable[[Env], list[Any]]:
     def items(env: Env) -> list[Any]:
         value = over(env)
-        if not isinstance(value, list):
-            raise Unevaluable(f"`{what}` is {_show(value)}, not a list")
-        return value
+        return value if type(value) is list else listed(value, what)
 
     return items
 
@@ -302,9 +331,19 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
     items, value = _items(compile_value(node.over, cond), describe(node.over)), compile_value(node.value, cond)
     var, op, fast = node.var, node.op, item_value(node.value, node.var) if _fast_paths(cond) else None
     what = f"the {op} of `{describe(node.value)}`"
+    whole = op == "sum" and whole_numbers(fast)
 
     def fold(env: Env) -> Any:
         listed = items(env)
+        if whole:
+            try:  # whole numbers summed in C, without a list: ``numeric_total``'s result and error
+                total = sum(map(fast, listed))  # type: ignore[arg-type]
+            except Slow:
+                pass
+            else:
+                if -LIMIT < total < LIMIT:
+                    return total
+                raise Unevaluable(f"{what} is too large to compute exactly")
         values = _fast_values(fast, listed) if fast is not None else None
         if values is None:
             values = _each(env, var, listed, value)
@@ -361,9 +400,10 @@ def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
     return count
 
 
-def bind_items(node: ast.Quantified, cond: CondCompiler) -> tuple[Callable[[Env], list[Any]], Callable[[Env], bool]]:
-    """The list a quantifier ranges over and its condition, compiled (``conditions`` runs the loop)."""
-    return _items(compile_value(node.over, cond), describe(node.over)), cond(node.cond)
+def bind_items(node: ast.Quantified, cond: CondCompiler) -> tuple[Getter, Callable[[Env], bool]]:
+    """The value a quantifier ranges over (a list, checked with :func:`listed`) and its condition, compiled
+    (``conditions`` runs the loop)."""
+    return compile_value(node.over, cond), cond(node.cond)
 
 
 def _var(node: ast.Var) -> Getter:

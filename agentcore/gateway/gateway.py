@@ -657,6 +657,8 @@ class Gateway:
         return self._complete(plan, result, None, started)
 
     async def _run_async(self, plan: _Plan) -> Any:
+        """The outcome is recorded in a thread too: its commit may wait for another caller's batch, and on the
+        event loop that wait would stall every other call the loop serves."""
         tool, started = plan.tool, time.perf_counter()
         try:
             if tool.is_async:
@@ -667,8 +669,8 @@ class Gateway:
                 )
                 result = await asyncio.wait_for(running, tool.timeout)
         except BaseException as exc:
-            return self._complete(plan, None, exc, started)
-        return self._complete(plan, result, None, started)
+            return await asyncio.to_thread(self._complete, plan, None, exc, started)
+        return await asyncio.to_thread(self._complete, plan, result, None, started)
 
     def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
         """Redact, record the outcome (and the approval's), then return the result or raise why not."""

@@ -1,5 +1,5 @@
-"""A slow tool or resolver holds up only its own call: admission and sync tools run off the event loop, and a
-resolver that misses its deadline fails closed into an audited deny."""
+"""A slow tool, resolver or audit write holds up only its own call: admission, sync tools and the outcome's commit
+run off the event loop, and a resolver that misses its deadline fails closed into an audited deny."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import jwt
@@ -17,6 +18,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentcore import Gateway, ToolDenied
+from agentcore.gateway.audit import AuditEvent
 from agentcore.gateway.mcp import McpProxy, load_config
 
 Factory = Callable[..., tuple[Gateway, dict[str, int]]]
@@ -24,6 +26,7 @@ SECRET = "test-secret-" + "s" * 32
 POLICY = """policy "slow"
 allow slow.sleep.
 allow slow.lookup when order(order_id).status is "pending".
+allow slow.record.
 allow fast.echo.
 """
 
@@ -39,12 +42,13 @@ def _proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> McpProxy:
     return McpProxy(load_config(config))
 
 
-@pytest.mark.parametrize("slow", ["slow_sleep", "slow_lookup"])
+@pytest.mark.parametrize("slow", ["slow_sleep", "slow_lookup", "slow_record"])
 def test_another_clients_tools_list_completes_while_a_slow_call_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str
 ) -> None:
-    """The slow part (a sync tool, or the resolver its admission needs) blocks in a thread until released; the
-    other client's listing must complete before that. On a blocked event loop it would only after."""
+    """The slow part (a sync tool, the resolver its admission needs, or the commit of its outcome, which may wait
+    for another caller's batch) blocks in a thread until released; the other client's listing must complete before
+    that. On a blocked event loop it would only after."""
     proxy = _proxy(tmp_path, monkeypatch)
     started, release, events = threading.Event(), threading.Event(), []
 
@@ -62,6 +66,19 @@ def test_another_clients_tools_list_completes_while_a_slow_call_runs(
     def lookup(order_id: str) -> str:
         return f"found {order_id}"
 
+    @proxy.gateway.tool(name="slow.record")
+    def record() -> str:
+        return "ran"
+
+    append = proxy.gateway.audit.append
+
+    def slow_append(event: AuditEvent, also: Callable[[Any], None] | None = None) -> int:
+        if (event.kind, event.tool) == ("execution", "slow.record"):
+            block("outcome recorded")
+        return append(event, also)
+
+    monkeypatch.setattr(proxy.gateway.audit, "append", slow_append)
+
     @proxy.gateway.tool(name="fast.echo")
     def echo(text: str) -> str:
         return text
@@ -71,7 +88,7 @@ def test_another_clients_tools_list_completes_while_a_slow_call_runs(
         block("resolver finished")
         return {"status": "pending"}
 
-    arguments = {"slow_sleep": {}, "slow_lookup": {"order_id": "o1"}}[slow]
+    arguments = {"slow_sleep": {}, "slow_lookup": {"order_id": "o1"}, "slow_record": {}}[slow]
     app = proxy.http_app()
 
     def client(user: str) -> tuple[httpx2.AsyncClient, Client]:
@@ -89,7 +106,7 @@ def test_another_clients_tools_list_completes_while_a_slow_call_runs(
             events.append("other client served")
             release.set()
             result = await call
-        assert {t.name for t in listed.tools} == {"slow_sleep", "slow_lookup", "fast_echo"}
+        assert {t.name for t in listed.tools} == {"slow_sleep", "slow_lookup", "slow_record", "fast_echo"}
         assert not echoed.is_error and not result.is_error
         assert events[0] == "other client served"
 

@@ -78,3 +78,11 @@ def test_every_rule_of_the_bundle_has_a_fast_path() -> None:
 @pytest.mark.parametrize("value", [0, -7, 10**70, "", "a", "gift_card"])
 def test_plain_keys_are_the_language_equality(value: Any) -> None:
     assert plain_key(value) == equality_key(value)
+
+
+def test_a_whole_number_sum_beyond_the_limit_fails_closed_as_the_general_path() -> None:
+    """Each product is exact but their sum is not: the sum computed in C says so as ``numeric_total`` does."""
+    big = {"price": 9 * 10**29, "qty": 10**30, "sku": "a"}
+    args = {"items": [big, big], "numbers": []}
+    assert outcome(FAST, args) == outcome(GENERAL, args)
+    assert "too large" in str(outcome(FAST, args)[1:])

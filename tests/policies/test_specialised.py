@@ -1,0 +1,123 @@
+"""The closures specialised when a rule compiles (windows around ``now``, comparisons with a duration literal,
+whole-number arithmetic and differences of dates, two-part ``or``) decide exactly as the general closures, errors
+and notes included."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentcore import PolicyEngine, Request
+from agentcore.policies import Principal, RequestContext, conditions, parse
+from agentcore.policies.quantities import LIMIT, Unevaluable, arithmetic
+from agentcore.policies.values import Env, compile_value
+
+NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+RULES = """
+deny t when start is within 48 hours after now.
+deny t when start is within 2 hours before now or start is within 90 minutes of now.
+deny t when end minus start is more than 30 days.
+deny t when end minus start is at most 1 day or start is after end.
+deny t when start is within 1 second of now.
+"""
+MOMENTS = st.one_of(
+    st.datetimes(datetime(2025, 12, 1), datetime(2026, 2, 1)).map(lambda d: d.isoformat()),  # naive: UTC
+    st.datetimes(datetime(2025, 12, 1), datetime(2026, 2, 1), timezones=st.just(UTC)).map(lambda d: d.isoformat()),
+    st.dates().map(lambda d: d.isoformat()),
+    st.sampled_from(["2026-01-05", "2026-01-07T12:00:00Z", "2026-01-05T12:00:00+00:00", "2026-13-01", "2026-01-5X"]),
+    st.sampled_from(["soon", "", "2026", "２０２６-01-05", "2026-01-05 12:00", 5, 2.5, True, None, [1], {"a": 1}]),
+)
+
+
+def general_engine() -> PolicyEngine:
+    """The bundle compiled without the specialised closures."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conditions, "_within_now", lambda op, left, right, what: None)
+        patch.setattr(conditions, "_ordered_duration", _general_ordered)
+        patch.setattr(conditions, "_either", lambda first, second: conditions._any([first, second, _false]))
+        return PolicyEngine.from_text("default allow.\n" + RULES, "times.policy")
+
+
+def _general_ordered(op: str, left: Any, bound: Any, what: str) -> Any:
+    return conditions._binary(op, left, lambda env: bound, what)
+
+
+def _false(env: Env) -> bool:
+    return False
+
+
+FAST, GENERAL = PolicyEngine.from_text("default allow.\n" + RULES, "times.policy"), general_engine()
+
+
+def outcome(engine: PolicyEngine, args: dict[str, Any]) -> list[tuple[str, str | None]]:
+    request = Request(principal=Principal(id="u"), action="t", args=args, context=RequestContext(time=NOW))
+    decision = engine.decide(request)
+    return [(decision.effect.value, None), *((r.rule_id, r.note) for r in decision.reasons)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(start=MOMENTS, end=MOMENTS)
+def test_time_windows_and_durations_decide_as_the_general_closures(start: Any, end: Any) -> None:
+    assert outcome(FAST, {"start": start, "end": end}) == outcome(GENERAL, {"start": start, "end": end})
+
+
+def test_the_specialised_time_closures_are_the_ones_compiled() -> None:
+    window = conditions.Compiler({}).cond(parse("deny t when start is within 1 hour of now.").rules[0].clauses[0].cond)
+    span = conditions.Compiler({}).cond(parse("deny t when a is more than 2 days.").rules[0].clauses[0].cond)
+    assert window.__name__ == "within_now" and span.__name__ == "ordered_duration"
+
+
+def test_windows_around_now_hold_at_their_bounds() -> None:
+    def denied(rule: str, start: str) -> bool:
+        return outcome(PolicyEngine.from_text("default allow.\n" + rule), {"start": start})[0][0] == "deny"
+
+    assert denied("deny t when start is within 48 hours after now.", "2026-01-07T12:00:00Z")
+    assert not denied("deny t when start is within 48 hours after now.", "2026-01-07T12:00:01Z")
+    assert not denied("deny t when start is within 48 hours after now.", "2026-01-05T11:59:59Z")
+    assert not denied("deny t when start is within 11 hours before now.", "2026-01-05")  # a date: midnight UTC
+    assert denied("deny t when start is within 12 hours before now.", "2026-01-05")
+    assert denied("deny t when start is within 12 hours of now.", "2026-01-05")
+
+
+def test_a_two_part_or_is_three_valued() -> None:
+    rule = "deny t when a is more than 5 or b is more than 5."
+    engine = PolicyEngine.from_text("default allow.\n" + rule)
+    assert outcome(engine, {"a": "x", "b": 9})[0][0] == "deny"  # true despite the unevaluable part
+    assert outcome(engine, {"a": 9, "b": "x"})[0][0] == "deny"
+    failed = outcome(engine, {"a": "x", "b": 1})
+    assert failed[0][0] == "deny" and "failed closed" in str(failed[1][1])  # no true part: fails closed
+    assert outcome(engine, {"a": 1, "b": 2})[0][0] == "allow"
+
+
+NUMBERS = st.one_of(
+    st.integers(-50, 50),
+    st.sampled_from([LIMIT - 1, -(LIMIT - 1), LIMIT, 10**30, 0.1, 2.5, True, None, "ten", [1]]),
+    st.sampled_from(["2026-01-05", "2026-01-07T12:00:00Z", "2026-01-07T12:00:00", "2026-13-01", "2026x", "1 day"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(op=st.sampled_from(["plus", "minus", "times"]), a=NUMBERS, b=NUMBERS, c=NUMBERS)
+def test_arithmetic_getters_are_arithmetic(op: str, a: Any, b: Any, c: Any) -> None:
+    """The getters compute whole numbers and differences of ISO texts themselves; every result and error is
+    ``quantities.arithmetic``'s."""
+    word = {"plus": "plus", "minus": "minus", "times": "times"}[op]
+    cond = parse(f"deny t when a {word} b is 1.\ndeny t when a plus b plus c is 1.").rules
+    env = Env(Request(principal=Principal(id="u"), action="t", args={"a": a, "b": b, "c": c}), None)
+    binary, chain = (compile_value(rule.clauses[0].cond.left) for rule in cond)
+    assert _result(lambda: binary(env)) == _result(lambda: arithmetic(op, a, b, "`a " + op + " b`"))
+    what = "`a plus b plus c`"
+    expected = _result(lambda: arithmetic("plus", arithmetic("plus", a, b, what), c, what))
+    assert _result(lambda: chain(env)) == expected
+
+
+def _result(compute: Any) -> tuple[str, Any]:
+    try:
+        value = compute()
+    except Unevaluable as error:
+        return "error", str(error)
+    return type(value).__name__, value
