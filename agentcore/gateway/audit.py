@@ -6,7 +6,7 @@ records. With a chain key (:mod:`agentcore.gateway.audit_keys`) the hash is an H
 database cannot recompute; signed checkpoints outside the database (:mod:`agentcore.gateway.anchors`) catch
 deletions that leave a consistent chain behind. Personal fields are sealed per subject
 (:mod:`agentcore.gateway.sealing`). A record is committed before ``append`` returns; durability follows the
-database setting.
+database setting; a ``defer``-red record is committed with the next commit, or within ``defer_s``.
 """
 
 from __future__ import annotations
@@ -190,11 +190,18 @@ class AuditLog:
 
     ``keys``: the chain keys (``None``: plain SHA-256, with a one-time warning). ``anchors``: where signed
     checkpoints go (needs ``keys``: the signing key is derived from the current chain key). ``seal``: encrypt
-    personal fields per subject so that :func:`agentcore.forget` can erase them.
+    personal fields per subject so that :func:`agentcore.forget` can erase them. ``defer_s``: how long a deferred
+    record waits for another commit to ride in before the flusher commits it.
     """
 
     def __init__(
-        self, db: Database, *, keys: ChainKeys | None = None, anchors: AnchorSink | None = None, seal: bool = True
+        self,
+        db: Database,
+        *,
+        keys: ChainKeys | None = None,
+        anchors: AnchorSink | None = None,
+        seal: bool = True,
+        defer_s: float = 0.005,
     ) -> None:
         self.db = db
         self.keys = keys
@@ -206,7 +213,7 @@ class AuditLog:
             raise ConfigError("audit anchors are signed with a key derived from the chain key: configure audit_key")
         self.anchorer = Anchorer(anchors, self._key.signing_key()) if anchors is not None and self._key else None
         self._inserts: dict[int, str] = {}  # record count -> INSERT statement
-        self._group: GroupCommit[dict[str, Any], int] = GroupCommit(self._write, max_batch=_MAX_BATCH)
+        self._group: GroupCommit[dict[str, Any], int] = GroupCommit(self._write, max_batch=_MAX_BATCH, defer_s=defer_s)
         self._head = db.sql("SELECT seq, hash FROM gateway_audit_head WHERE id = 1")
         self._head_new = db.sql("INSERT INTO gateway_audit_head (id, seq, hash) VALUES (1, ?, ?)")
         self._head_set = db.sql("UPDATE gateway_audit_head SET seq = ?, hash = ? WHERE id = 1")
@@ -228,6 +235,27 @@ class AuditLog:
             raise
         observe(time.perf_counter() - started, True)
         return seq
+
+    def defer(self, event: AuditEvent, done: Callable[[BaseException | None], None]) -> None:
+        """Queue one record for the next commit (the next append's, or the flusher's within ``defer_s``) and return
+        without waiting for it; ``done(None)`` once it is committed, ``done(error)`` if it was not (called in the
+        committing thread: keep it short). Sealing happens here, so its failure raises to the caller."""
+        values = self._values(event)
+        observe = self.observe
+        if observe is None:
+            self._group.defer(values, done)
+            return
+        started = time.perf_counter()
+
+        def settled(error: BaseException | None) -> None:
+            observe(time.perf_counter() - started, error is None)
+            done(error)
+
+        self._group.defer(values, settled)
+
+    def flush(self) -> None:
+        """Commit every deferred record now (each one's ``done`` has been called when this returns)."""
+        self._group.flush()
 
     def _append(self, event: AuditEvent, also: Callable[[Any], None] | None) -> int:
         """Append and commit one record; return its sequence number.
@@ -348,14 +376,17 @@ class AuditLog:
         return [int(row[0]) for row in rows]
 
     def close(self) -> None:
-        """Write the closing checkpoint (when anchoring)."""
+        """Commit the deferred records, then write the closing checkpoint (when anchoring)."""
+        self._group.close()
         if self.anchorer is not None:
             self.anchorer.close()
 
     # ---- reading --------------------------------------------------------------------------------------------
     def rows(self, since: int = 0) -> Iterator[dict[str, Any]]:
         """Records in chain order as dicts, sealed fields opened (``detail`` still a JSON string); a forgotten
-        subject's records have ``erased`` true, ``principal``/``agent``/``session`` None."""
+        subject's records have ``erased`` true, ``principal``/``agent``/``session`` None. Deferred records are
+        committed first: this process reads its own records."""
+        self.flush()
         query = self.db.sql(f"SELECT {', '.join(_STORED)} FROM gateway_audit WHERE seq > ? ORDER BY seq LIMIT 1000")
         while True:
             with self.db.read() as cur:
@@ -389,8 +420,9 @@ class AuditLog:
 
         With ``anchors``, every checkpoint must be signed by a key derived from ``keys`` and match the record it
         names; a checkpoint beyond the last record means records were deleted. Raises ConfigError when the chain
-        is keyed and the key is not at hand.
+        is keyed and the key is not at hand. Deferred records are committed first.
         """
+        self.flush()
         checkpoints: list[Checkpoint] = []
         if anchors is not None:
             if self.keys is None:

@@ -2,9 +2,12 @@
 
 Order follows DESIGN.md §2. Anything that goes wrong before execution denies the call (fail closed) and is
 audited. No tool runs before its allow decision is committed (a ``decision`` record, outcome ``started``); its
-outcome is a second record, committed before the caller gets the result. An outcome that cannot be recorded
-waits in memory and is appended on the next write or at ``close()``; the caller gets
-:class:`OutcomeNotRecorded` with the result, never a bare database error that invites a retry.
+outcome is a second record. By default the outcome rides in the next commit (the next call's ``started`` record,
+or the audit's flusher within ``outcome_delay_s``) instead of paying a commit of its own before the caller gets
+the result: a crash in between leaves the call "started, outcome unknown", as a crash while the tool ran does.
+With ``outcome_delay_s=0`` it is committed before the caller gets the result. An outcome that cannot be recorded
+waits in memory and is appended on the next write, by ``flush()`` or at ``close()``; a caller waiting for its
+outcome gets :class:`OutcomeNotRecorded` with the result, never a bare database error that invites a retry.
 
 Under a bundle with stateful rules the decision is taken again inside the state store's atomic section for the
 call's keys, and the call is reserved in the history there, before it runs (see :mod:`.state`).
@@ -110,6 +113,8 @@ class Gateway:
     ``ledger``: the accel cost ledger that budget rules (``accelerator spend of user today``) read.
     ``durability``: ``"process"`` (default) audit records survive a crash of the process, ``"power"`` also a
     power loss (fsync per commit). Either way an allowed decision is committed before its tool runs.
+    ``outcome_delay_s``: how long an executed call's outcome record may wait, after the call returned, for a
+    commit to share (default 5 ms); ``0`` commits it before the call returns. ``flush()`` commits it at once.
     ``audit_key``: the chain's HMAC keys (key file path, ``ChainKeys`` or a callback; default
     ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
     or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
@@ -128,6 +133,7 @@ class Gateway:
         database: str | None = None,
         state: str | None = None,
         durability: Durability = "process",
+        outcome_delay_s: float = 0.005,
         mode: Mode = "enforce",
         approval_mode: ApprovalMode = "raise",
         approval_ttl_s: float = 86400.0,
@@ -149,6 +155,8 @@ class Gateway:
             raise ValueError(f"approval_mode must be 'raise' or 'wait', not {approval_mode!r}")
         if not resolver_timeout_s > 0:
             raise ValueError(f"resolver_timeout_s must be a positive number of seconds, not {resolver_timeout_s!r}")
+        if not outcome_delay_s >= 0:
+            raise ValueError(f"outcome_delay_s must be zero or a positive number of seconds, not {outcome_delay_s!r}")
         if unicode not in ("canonicalize", "reject"):
             raise ValueError(f"unicode must be 'canonicalize' or 'reject', not {unicode!r}")
         self.name = name
@@ -158,6 +166,7 @@ class Gateway:
         self.approval_timeout_s = approval_timeout_s
         self.limits = limits or ArgumentLimits()
         self.unicode: UnicodeMode = unicode
+        self.outcome_delay_s = outcome_delay_s
         self._validation = {"unicode": unicode} if unicode == "reject" else None  # Request's validation context
         self.policy = PolicySource(policies, reload=reload, on_change=self._publish)  # first: a bad path writes nothing
         configure_from_env()
@@ -165,7 +174,8 @@ class Gateway:
         self.db = Database(database, durability=durability)
         ensure_schema(self.db)
         self.board = StatusBoard(self.db)
-        self.audit = AuditLog(self.db, keys=load_chain_keys(audit_key), anchors=open_sink(anchors))
+        keys = load_chain_keys(audit_key)
+        self.audit = AuditLog(self.db, keys=keys, anchors=open_sink(anchors), defer_s=outcome_delay_s or 0.005)
         self.audit.observe = self.telemetry.audit_written
         self.store = open_store(state, self.db)
         self.context = GatewayContext(self.store, resolver_timeout_s)
@@ -671,7 +681,10 @@ class Gateway:
             message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
             if plan.redaction:  # error text is tool output too: it reaches the caller, a model, the audit
                 message, detail["redacted"] = plan.redaction.message(message, type(error).__name__)
-            recorded = self._finish(plan, outcome, {**detail, "error": message}, {"error": message})
+            # a reservation is given back after the outcome is committed, not merely queued: no deferring
+            recorded = self._finish(
+                plan, outcome, {**detail, "error": message}, {"error": message}, defer=plan.reserved is None
+            )
             if plan.reserved is not None:  # failed calls do not count; the audit first, then the state store
                 self._release(plan.reserved)
             if not isinstance(error, Exception):
@@ -693,9 +706,13 @@ class Gateway:
             raise OutcomeNotRecorded(plan.tool.name, audit_id=plan.event["call_id"], result=result)
         return result
 
-    def _finish(self, plan: _Plan, outcome: str, detail: dict[str, Any], result: Any) -> bool:
+    def _finish(self, plan: _Plan, outcome: str, detail: dict[str, Any], result: Any, *, defer: bool = True) -> bool:
         """Record an executed call's outcome (and settle its approval), after any earlier outcome still waiting;
-        False when the database refused it: the writes wait in memory, in order, for the next attempt."""
+        False when the database refused it: the writes wait in memory, in order, for the next attempt.
+
+        With ``outcome_delay_s`` the record of a call without an approval to settle is queued for the next commit
+        (``defer``: unless the caller has more to do once it is committed) and this returns True; if that commit
+        fails, the record joins the writes waiting in memory."""
         record = AuditEvent(kind="execution", outcome=outcome, mode=self.mode, detail=detail, **plan.event)
         if (observed := current_call()) is not None:
             observed.outcome(outcome, result)
@@ -703,10 +720,13 @@ class Gateway:
         if plan.approval_id:
             settle = self.approvals.store.finish
             writes.append(functools.partial(settle, plan.approval_id, ok=outcome == "ok", result=result))
+        deferred = defer and self.outcome_delay_s > 0 and len(writes) == 1
         if self._pending and self.record_pending_outcomes():  # earlier outcomes wait still: this one joins them
             with self._pending_lock:
                 self._pending.extend(writes)
-            return False
+            return deferred  # a deferred outcome's caller does not wait for its commit, whenever that will be
+        if deferred:
+            return self._defer(record)
         for done, write in enumerate(writes):  # not under _pending_lock: concurrent outcomes share a commit
             try:
                 write()
@@ -718,6 +738,25 @@ class Gateway:
                 log.exception("gateway: the outcome of call %s waits for the database", plan.event["call_id"])
                 return False
         return True
+
+    def _defer(self, record: AuditEvent) -> bool:
+        try:
+            self.audit.defer(record, functools.partial(self._deferred, record))
+        except Exception:  # sealing needed the database (a new subject's key) and it refused
+            log.exception("gateway: the outcome of call %s waits for the database", record.call_id)
+            with self._pending_lock:
+                self._pending.append(functools.partial(self.audit.append, record))
+            return False
+        return True
+
+    def _deferred(self, record: AuditEvent, error: BaseException | None) -> None:
+        """A deferred outcome's commit is over: if it failed, the record waits in memory like a refused one."""
+        if error is None:
+            return
+        log.error("gateway: the outcome of call %s waits for the database: %s", record.call_id, error)
+        # not under _pending_lock: its holder may be waiting for the very commit that calls this (deque.append
+        # is atomic, and record_pending_outcomes only takes from the left)
+        self._pending.append(functools.partial(self.audit.append, record))
 
     def _record(
         self,
@@ -750,6 +789,13 @@ class Gateway:
         if self._pending:
             self.record_pending_outcomes()
         self.audit.append(record)
+
+    def flush(self) -> int:
+        """Commit the deferred outcome records now, and retry those the database refused; return how many still
+        wait (``record_pending_outcomes``). After it returns, every call that returned before has its outcome in
+        the audit unless the database refuses it."""
+        self.audit.flush()
+        return self.record_pending_outcomes()
 
     def record_pending_outcomes(self) -> int:
         """Make the outcome writes the database refused earlier, oldest first; return how many still wait (their
@@ -788,11 +834,13 @@ class Gateway:
         )
 
     def forget(self, subject: str) -> ForgetReport:
-        """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`)."""
+        """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`),
+        after committing the queued outcomes (sealed under keys that are about to go)."""
+        self.audit.flush()
         return forget_subject(self.db, subject, self.audit.sealer)
 
     def close(self) -> None:
-        if self.record_pending_outcomes():
+        if self.flush():
             log.error("gateway: closing with %d outcome write(s) not made: their calls stay started, outcome unknown",
                       len(self._pending))  # fmt: skip
         self._tool_threads.shutdown(wait=False)

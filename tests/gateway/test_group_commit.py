@@ -161,6 +161,92 @@ def test_max_batch_must_be_positive() -> None:
         GroupCommit(lambda batch: batch, max_batch=0)
 
 
+# ---- deferred items -------------------------------------------------------------------------------------------
+class _Recorder:
+    """A batch writer that records its batches and can be told to refuse items."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.refuse: set[int] = set()
+
+    def __call__(self, batch: list[int]) -> list[int]:
+        if self.refuse & set(batch):
+            raise OSError("database or disk is full")
+        self.batches.append(list(batch))
+        return batch
+
+
+def test_a_deferred_item_rides_in_the_next_callers_batch() -> None:
+    writer = _Recorder()
+    group: GroupCommit[int, int] = GroupCommit(writer, defer_s=60)  # the flusher would wait a minute
+    done: list[BaseException | None] = []
+    group.defer(1, done.append)
+    assert writer.batches == [] and done == []  # queued, not written: nobody waits for it
+    assert group.submit(2) == 2
+    assert writer.batches == [[1, 2]] and done == [None]  # one batch, one commit, for both
+    group.close()
+
+
+def test_the_flusher_writes_a_deferred_item_that_no_batch_took() -> None:
+    writer = _Recorder()
+    group: GroupCommit[int, int] = GroupCommit(writer, defer_s=0.001)
+    landed = threading.Event()
+    group.defer(7, lambda error: landed.set())
+    assert landed.wait(timeout=30)
+    assert writer.batches == [[7]]
+    group.close()
+
+
+def test_flush_and_close_write_every_deferred_item_and_close_refuses_more() -> None:
+    writer = _Recorder()
+    group: GroupCommit[int, int] = GroupCommit(writer, defer_s=60)
+    done: list[BaseException | None] = []
+    for n in range(3):
+        group.defer(n, done.append)
+    group.flush()
+    assert writer.batches == [[0, 1, 2]] and done == [None, None, None]
+    group.defer(3, done.append)
+    group.close()
+    assert writer.batches[-1] == [3] and len(done) == 4
+    with pytest.raises(RuntimeError, match="closed"):
+        group.defer(4, done.append)
+
+
+def test_a_deferred_item_that_fails_is_reported_to_its_callback_alone() -> None:
+    writer = _Recorder()
+    writer.refuse = {1}
+    group: GroupCommit[int, int] = GroupCommit(writer, defer_s=60)
+    outcomes: dict[int, BaseException | None] = {}
+    group.defer(1, lambda error: outcomes.setdefault(1, error))
+    group.defer(2, lambda error: outcomes.setdefault(2, error))
+    assert group.submit(3) == 3  # the batch fails, each item is written alone: only 1 fails
+    assert isinstance(outcomes[1], OSError) and outcomes[2] is None
+    assert writer.batches == [[2], [3]]
+    group.close()
+
+
+def test_a_caller_behind_more_deferred_items_than_a_batch_holds_is_written_too() -> None:
+    writer = _Recorder()
+    group: GroupCommit[int, int] = GroupCommit(writer, max_batch=4, defer_s=60)
+    for n in range(10):
+        group.defer(n, lambda error: None)
+    assert group.submit(10) == 10
+    assert writer.batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    group.close()
+
+
+def test_a_failing_callback_does_not_stop_the_writer() -> None:
+    writer = _Recorder()
+    group: GroupCommit[int, int] = GroupCommit(writer, defer_s=60)
+
+    def broken(error: BaseException | None) -> None:
+        raise ValueError("a bug in the callback")
+
+    group.defer(1, broken)
+    assert group.submit(2) == 2 and writer.batches == [[1, 2]]
+    group.close()
+
+
 # ---- through the gateway -------------------------------------------------------------------------------------
 def _gateway(tmp_path: Path, hold_s: float = 0.005) -> Gateway:
     (tmp_path / "p.policy").write_text(POLICY)
@@ -223,7 +309,7 @@ CALLERS = textwrap.dedent(
     """
     import os, sys, threading
     from agentcore import Gateway
-    gw = Gateway(sys.argv[1], database=sys.argv[2])
+    gw = Gateway(sys.argv[1], database=sys.argv[2], outcome_delay_s=0)  # outcomes committed before returning
     ran = os.open(sys.argv[3], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     gw.tool(lambda n: os.write(ran, f"{n}\\n".encode()) and n, name="t.hit", schema={"type": "object"})
     count, lock = 0, threading.Lock()

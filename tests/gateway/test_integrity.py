@@ -34,7 +34,11 @@ BACKENDS = ["sqlite", "postgres", "redis"]
 
 
 def _gateway(
-    tmp_path: Path, backend: str = "sqlite", request: pytest.FixtureRequest | None = None, policy: str = REFUNDS
+    tmp_path: Path,
+    backend: str = "sqlite",
+    request: pytest.FixtureRequest | None = None,
+    policy: str = REFUNDS,
+    **options: Any,
 ) -> Gateway:
     """A gateway whose state lives in ``backend`` (Redis keys under the test's own prefix)."""
     assert backend == "sqlite" or request is not None
@@ -42,7 +46,7 @@ def _gateway(
     (tmp_path / "p" / "p.policy").write_text(policy)
     database = request.getfixturevalue("pg_url") if request and backend == "postgres" else str(tmp_path / "gw.db")
     state = request.getfixturevalue("redis_url") if request and backend == "redis" else None
-    gw = Gateway(tmp_path / "p", database=database, state=state)
+    gw = Gateway(tmp_path / "p", database=database, state=state, **options)
     if request and backend == "redis":
         gw.store.prefix = request.getfixturevalue("redis_prefix")  # type: ignore[attr-defined]
     return gw
@@ -226,15 +230,18 @@ REFUSE_STARTED = "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN N
 def test_an_allowed_stateful_call_commits_its_reservation_and_decision_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gw = _gateway(tmp_path)
+    gw = _gateway(tmp_path, outcome_delay_s=60)  # the outcome is committed when flushed, not by the flusher
     gw.tool(lambda amount: amount, name="refund", schema={"type": "object"})
     gw.call("refund", {"amount": 100}, principal="ann")  # ann's sealing key exists from now on
+    gw.flush()
     commits: list[str] = []
     real_commit, real_alone = gw.db._commit, gw.db.execute_alone
     monkeypatch.setattr(gw.db, "_commit", lambda: commits.append("transaction") or real_commit())
     monkeypatch.setattr(gw.db, "execute_alone", lambda *a: commits.append("statement") or real_alone(*a))
     assert gw.call("refund", {"amount": 100}, principal="ann") == 100
-    assert commits == ["transaction", "statement"]  # reservation + started record, then the outcome
+    assert commits == ["transaction"]  # reservation + started record, before the tool ran
+    gw.flush()
+    assert commits == ["transaction", "statement"]  # then the outcome
     assert _lifecycle(gw)[-2:] == [("decision", "allow", "started"), ("execution", None, "ok")]
     assert gw.audit.verify().ok
     gw.close()
@@ -266,7 +273,7 @@ FAIL_OUTCOMES = "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN NE
 
 
 def test_a_failing_outcome_write_raises_outcome_not_recorded_and_completes_later(tmp_path: Path) -> None:
-    gw = _gateway(tmp_path)
+    gw = _gateway(tmp_path, outcome_delay_s=0)  # the outcome is committed before the call returns
     ran: list[float] = []
     gw.tool(lambda amount: ran.append(amount) or amount, name="refund", schema={"type": "object"})
     with gw.db.write("test") as cur:
@@ -321,7 +328,7 @@ LOCKER = textwrap.dedent(
 
 
 def test_database_locked_by_another_process_after_the_tool_ran(tmp_path: Path) -> None:
-    gw = _gateway(tmp_path)
+    gw = _gateway(tmp_path, outcome_delay_s=0)
     with gw.db.lock:
         gw.db._connection().execute("PRAGMA busy_timeout=200")  # do not wait the default 30 s in a test
     holder: list[subprocess.Popen[str]] = []

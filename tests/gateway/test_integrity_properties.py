@@ -1,5 +1,6 @@
 """Property tests of issue 13: (a) a tool that ran always has a durable allow record, whatever single step fails,
-and the caller's outcome is the documented one; (b) concurrent calls on one state key never exceed the cap."""
+and the caller's outcome is the documented one, with outcomes committed before the call returns and deferred;
+(b) concurrent calls on one state key never exceed the cap."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ EXPECTED: dict[str, type[Exception] | None] = {
     "tool": ToolExecutionError,
     "redaction": ToolExecutionError,
 }
+DEFERRED = {**EXPECTED, "audit outcome": None}  # the caller has its result; the outcome waits for its commit
 TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cf", "Cs")), max_size=30)  # argument checks: other tests
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -43,16 +45,17 @@ class _Harness:
     """A gateway whose every step can be made to fail once; the tool checks, from another connection, that its
     allow decision is committed before it does anything."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, outcome_delay_s: float) -> None:
         (folder / "p").mkdir()
         (folder / "p" / "p.policy").write_text(POLICY)
         self.path = folder / "gw.db"
-        self.gw = Gateway(folder / "p", database=str(self.path))
+        self.gw = Gateway(folder / "p", database=str(self.path), outcome_delay_s=outcome_delay_s)
+        self.deferred = outcome_delay_s > 0
         self.failing = "none"
         self.executed: list[str] = []
         self.durable_before_run: list[bool] = []
         real_append, real_atomic, real_apply = self.gw.audit.append, self.gw.store.atomic, Redaction.apply
-        real_append_within = self.gw.audit.append_within
+        real_append_within, real_write = self.gw.audit.append_within, self.gw.audit._group._write
 
         def refuse(event: Any) -> None:
             refused = {"audit decision": "started", "audit outcome": "ok"}.get(self.failing)
@@ -67,6 +70,11 @@ class _Harness:
             refuse(event)
             return real_append_within(cursor, event)
 
+        def write(batch: list[dict[str, Any]]) -> list[int]:  # where a deferred outcome is committed
+            if self.failing == "audit outcome" and any(values["outcome"] == "ok" for values in batch):
+                raise sqlite3.OperationalError("database or disk is full")
+            return real_write(batch)
+
         def atomic(keys: Any) -> Any:
             if self.failing == "state store":
                 raise ConnectionError("state store unavailable")
@@ -79,6 +87,7 @@ class _Harness:
 
         self.gw.audit.append = append  # type: ignore[method-assign]
         self.gw.audit.append_within = append_within  # type: ignore[method-assign]
+        self.gw.audit._group._write = write  # type: ignore[method-assign]
         self.gw.store.atomic = atomic  # type: ignore[method-assign]
         self.apply = apply
 
@@ -102,9 +111,9 @@ class _Harness:
         return int(row[0])
 
 
-@pytest.fixture
-def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[_Harness]:
-    made = _Harness(tmp_path)
+@pytest.fixture(params=[0, 60.0], ids=["outcome-committed", "outcome-deferred"])
+def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[_Harness]:
+    made = _Harness(tmp_path, request.param)  # deferred: 60 s, so that only the test's flush() commits it
     monkeypatch.setattr(Redaction, "apply", made.apply)
     yield made
     made.gw.close()
@@ -127,8 +136,11 @@ def test_a_tool_that_ran_has_a_durable_allow_record_whatever_fails(
     except (ToolDenied, ToolExecutionError, OutcomeNotRecorded) as error:
         outcome = error
     finally:
+        if harness.deferred and step == "audit outcome":
+            assert harness.gw.flush() == 1  # the outcome's commit fails: it waits, the call "started, unknown"
         harness.failing = "none"
-    expected = EXPECTED[step]
+    assert harness.gw.flush() == 0  # storage is back: every outcome is recorded now
+    expected = (DEFERRED if harness.deferred else EXPECTED)[step]
     if expected is None:
         assert outcome["contact"] == "[REDACTED:email]"
     else:

@@ -66,7 +66,7 @@ CALLER = textwrap.dedent(
     """
     import sys
     from agentcore import Gateway
-    gw = Gateway(sys.argv[1], database=sys.argv[2])
+    gw = Gateway(sys.argv[1], database=sys.argv[2], outcome_delay_s=0)  # outcomes committed before returning
     gw.tool(lambda n: n, name="t.hit", schema={"type": "object"})
     i = 0
     while True:

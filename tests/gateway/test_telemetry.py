@@ -141,6 +141,7 @@ def test_approved_call_runs_in_its_own_span_and_settles_the_gauge(traced: Any) -
 def test_audit_write_failures_are_counted(traced: Any, tmp_path: Path) -> None:
     gw, runs, _, reader, _ = traced
     gw.call("crm.lookup", {"customer_id": "c1"}, principal=SUPPORT)
+    assert gw.flush() == 0  # its deferred outcome is committed (and timed) before the database fails
     with sqlite3.connect(tmp_path / "gw.db") as db:  # the database starts refusing audit records
         db.execute("CREATE TRIGGER refuse BEFORE INSERT ON gateway_audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     with pytest.raises(ToolDenied):  # its allow decision cannot be recorded: fail closed
