@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import logging
 from importlib import resources
 from typing import Any
 
@@ -23,6 +24,8 @@ from agentcore.policies.errors import PolicySyntaxError, Problem
 from agentcore.policies.inline import InlineParser
 from agentcore.policies.text import LONE_SURROGATE
 from agentcore.policies.transform import LocatedError, ToAst
+
+logger = logging.getLogger(__name__)
 
 MAX_ERRORS = 20
 SCHEMA_SUFFIX = ".schema"
@@ -64,7 +67,15 @@ def _inline(accelerated: bool = True) -> InlineParser:
 
 @functools.cache
 def _inline_parser(accelerated: bool) -> InlineParser:
-    return InlineParser(_new_lark(propagate_positions=False, plugins=_cython_plugins() if accelerated else {}))
+    plugins = _cython_plugins() if accelerated else {}
+    try:
+        return InlineParser(_new_lark(propagate_positions=False, plugins=plugins))
+    except Exception:
+        if not plugins:
+            raise
+        # a lark_cython that does not fit the installed Lark: parse on pure Lark rather than not at all
+        logger.warning("lark_cython could not build the policy grammar; parsing with pure Lark", exc_info=True)
+        return _inline_parser(False)
 
 
 def _cython_plugins() -> dict[str, Any]:

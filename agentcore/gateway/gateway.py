@@ -2,12 +2,12 @@
 
 Order follows DESIGN.md §2. Anything that goes wrong before execution denies the call (fail closed) and is
 audited. No tool runs before its allow decision is committed (a ``decision`` record, outcome ``started``); its
-outcome is a second record. By default the outcome rides in the next commit (the next call's ``started`` record,
-or the audit's flusher within ``outcome_delay_s``) instead of paying a commit of its own before the caller gets
-the result: a crash in between leaves the call "started, outcome unknown", as a crash while the tool ran does.
-With ``outcome_delay_s=0`` it is committed before the caller gets the result. An outcome that cannot be recorded
-waits in memory and is appended on the next write, by ``flush()`` or at ``close()``; a caller waiting for its
-outcome gets :class:`OutcomeNotRecorded` with the result, never a bare database error that invites a retry.
+outcome is a second record, committed before the caller gets the result (DESIGN.md §8.2): an outcome that cannot
+be recorded raises :class:`OutcomeNotRecorded` with the result, never a bare database error that invites a retry,
+and waits in memory to be appended on the next write, by ``flush()`` or at ``close()``. ``outcome_delay_s > 0``
+opts out of that wait: the outcome rides in the next commit (the next call's ``started`` record, or the audit's
+flusher within the delay), a crash in between leaves the call "started, outcome unknown" (as a crash while the tool
+ran does), and a refused write is retried but no longer surfaced to the caller.
 
 Under a bundle with stateful rules the decision is taken again inside the state store's atomic section for the
 call's keys, and the call is reserved in the history there, before it runs (see :mod:`.state`).
@@ -113,8 +113,9 @@ class Gateway:
     ``ledger``: the accel cost ledger that budget rules (``accelerator spend of user today``) read.
     ``durability``: ``"process"`` (default) audit records survive a crash of the process, ``"power"`` also a
     power loss (fsync per commit). Either way an allowed decision is committed before its tool runs.
-    ``outcome_delay_s``: how long an executed call's outcome record may wait, after the call returned, for a
-    commit to share (default 5 ms); ``0`` commits it before the call returns. ``flush()`` commits it at once.
+    ``outcome_delay_s``: ``0`` (default) commits an executed call's outcome record before the call returns; a
+    positive delay lets it wait that long after the call returned for a commit to share (one commit per call
+    instead of two, but a failure to record it is no longer the caller's error). ``flush()`` commits it at once.
     ``audit_key``: the chain's HMAC keys (key file path, ``ChainKeys`` or a callback; default
     ``AGENTCORE_AUDIT_KEY_FILE`` / ``AGENTCORE_AUDIT_KEY``). ``anchors``: where signed checkpoints go (a JSONL path
     or an ``AnchorSink``; default ``AGENTCORE_AUDIT_ANCHORS``).
@@ -133,7 +134,7 @@ class Gateway:
         database: str | None = None,
         state: str | None = None,
         durability: Durability = "process",
-        outcome_delay_s: float = 0.005,
+        outcome_delay_s: float = 0,
         mode: Mode = "enforce",
         approval_mode: ApprovalMode = "raise",
         approval_ttl_s: float = 86400.0,

@@ -78,7 +78,7 @@ def test_another_clients_tools_list_completes_while_a_slow_call_runs(
         return append(event, also)
 
     monkeypatch.setattr(proxy.gateway.audit, "append", slow_append)
-    monkeypatch.setattr(proxy.gateway, "outcome_delay_s", 0)  # an outcome the call waits for (deferred, none does)
+    monkeypatch.setattr(proxy.gateway, "outcome_delay_s", 0)  # pinned: a deferred outcome has no caller to stall
 
     @proxy.gateway.tool(name="fast.echo")
     def echo(text: str) -> str:
