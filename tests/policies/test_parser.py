@@ -288,3 +288,28 @@ def test_each_fast_path_parser_is_built_once() -> None:
 
     assert _inline() is _inline(True) is _inline(accelerated=True)
     assert _inline(False) is _inline(accelerated=False)
+
+
+def test_a_lark_cython_that_cannot_build_the_grammar_falls_back_to_pure_lark(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lark_cython release that does not fit the installed Lark must not stop policies from loading."""
+    from agentcore.policies import parser
+
+    real = parser._new_lark
+
+    def picky(propagate_positions: bool, plugins: dict[str, object] | None = None) -> object:
+        if plugins:
+            raise TypeError("this lark_cython does not fit this Lark")
+        return real(propagate_positions, plugins)
+
+    monkeypatch.setattr(parser, "_cython_plugins", lambda: {"LALR_Parser": object})
+    monkeypatch.setattr(parser, "_new_lark", picky)
+    parser._inline_parser.cache_clear()
+    try:
+        fallback = parser._inline(accelerated=True)
+        assert not fallback._lark.options._plugins
+        assert fallback.parse(FAST_PATH_TEXT, "shapes.policy", "start") is not None
+        assert "parsing with pure Lark" in caplog.text
+    finally:
+        parser._inline_parser.cache_clear()  # the next test builds the real parsers again
