@@ -54,7 +54,6 @@ from agentcore.gateway.errors import (
 )
 from agentcore.gateway.history import history_scopes
 from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal, principal_fields
-from agentcore.gateway.metrics import watch_approvals
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.otel_setup import configure_from_env
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
@@ -186,7 +185,7 @@ class Gateway:
             self.context.spend_source = ledger_spend(ledger)
         self.registry = ToolRegistry()
         self.approvals = Approvals(self)
-        watch_approvals(name, self.approvals.store)
+        self.telemetry.watch_approvals(name, self.approvals.store)
         self._pending: deque[Callable[[], Any]] = deque()  # outcome writes the database refused, oldest first
         self._pending_lock = threading.Lock()
         self._publish(self.policy.status)

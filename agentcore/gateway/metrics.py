@@ -1,7 +1,8 @@
 """The gateway's OpenTelemetry instruments: decisions, latencies, approvals waiting, audit writes.
 
-One set per meter (instruments are registered once per name); the approvals gauges read every live gateway's
-approval table when a reader collects, so a scrape costs one small query per gateway and the hot path nothing.
+One set per meter (instruments are registered once per name); the approvals gauges read the approval table of each
+live gateway that reports to that meter when a reader collects, so a scrape costs one small query per gateway and
+the hot path nothing.
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ _LATENCY_BUCKETS = (
     5.0,
     10.0,
 )
-_watched: weakref.WeakValueDictionary[str, ApprovalStore] = weakref.WeakValueDictionary()
 
 
 class GatewayMetrics:
     """The instruments of one meter."""
 
     def __init__(self, source: metrics.Meter) -> None:
+        self._watched: weakref.WeakKeyDictionary[ApprovalStore, str] = weakref.WeakKeyDictionary()  # store -> gateway
         self.decisions = source.create_counter(
             "agentcore.gateway.decisions", unit="{decision}", description="policy decisions by effect, rule and tool"
         )
@@ -64,11 +65,11 @@ class GatewayMetrics:
         )
         source.create_observable_gauge(
             "agentcore.gateway.approvals.pending", unit="{approval}", description="approval requests awaiting a human",
-            callbacks=[_pending_counts],
+            callbacks=[self._pending_counts],
         )  # fmt: skip
         source.create_observable_gauge(
             "agentcore.gateway.approvals.oldest_age", unit="s", description="age of the oldest pending request",
-            callbacks=[_oldest_ages],
+            callbacks=[self._oldest_ages],
         )  # fmt: skip
 
     def called(self, tool: str, outcome: str, seconds: float) -> None:
@@ -78,6 +79,32 @@ class GatewayMetrics:
         for rule in rules or ("",):
             self.decisions.add(1, {"effect": effect, "rule": rule, "tool": tool})
         self.decision_duration.record(seconds, {"effect": effect, "tool": tool})
+
+    def watch_approvals(self, gateway: str, store: ApprovalStore) -> None:
+        """Report ``store``'s pending approvals under ``gateway`` while it lives."""
+        self._watched[store] = gateway
+
+    def _summaries(self) -> dict[str, tuple[int, float | None]]:
+        """Pending count and oldest request time per gateway name (gateways sharing a name are added up)."""
+        found: dict[str, tuple[int, float | None]] = {}
+        for store, name in list(self._watched.items()):
+            try:
+                count, oldest = store.pending_summary()
+            except Exception:  # a closed or unreachable database: nothing to report for it
+                continue
+            total, first = found.get(name, (0, None))
+            found[name] = (total + count, min((t for t in (first, oldest) if t is not None), default=None))
+        return found
+
+    def _pending_counts(self, options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
+        return [metrics.Observation(count, {"gateway": name}) for name, (count, _) in self._summaries().items()]
+
+    def _oldest_ages(self, options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
+        now = time.time()
+        return [
+            metrics.Observation(0.0 if oldest is None else now - oldest, {"gateway": name})
+            for name, (_, oldest) in self._summaries().items()
+        ]
 
 
 _by_meter: weakref.WeakKeyDictionary[metrics.Meter, GatewayMetrics] = weakref.WeakKeyDictionary()
@@ -89,29 +116,3 @@ def gateway_metrics(provider: metrics.MeterProvider | None = None) -> GatewayMet
     if source is None:
         return None
     return per_object(_by_meter, source, GatewayMetrics)
-
-
-def watch_approvals(gateway: str, store: ApprovalStore) -> None:
-    """Report ``store``'s pending approvals under ``gateway`` while it lives."""
-    _watched[gateway] = store
-
-
-def _summaries() -> Iterable[tuple[str, int, float | None]]:
-    for name, store in list(_watched.items()):
-        try:
-            count, oldest = store.pending_summary()
-        except Exception:  # a closed or unreachable database: nothing to report for it
-            continue
-        yield name, count, oldest
-
-
-def _pending_counts(options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
-    return [metrics.Observation(count, {"gateway": name}) for name, count, _ in _summaries()]
-
-
-def _oldest_ages(options: metrics.CallbackOptions) -> Iterable[metrics.Observation]:
-    now = time.time()
-    return [
-        metrics.Observation(0.0 if oldest is None else now - oldest, {"gateway": name})
-        for name, _, oldest in _summaries()
-    ]

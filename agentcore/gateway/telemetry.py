@@ -12,7 +12,7 @@ import json
 import time
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context, metrics, trace
 from opentelemetry.context import Context
@@ -21,6 +21,9 @@ from opentelemetry.trace import Status, StatusCode
 from agentcore.accel.telemetry import capture_content, tracer
 from agentcore.gateway import canonical
 from agentcore.gateway.metrics import SCOPE, GatewayMetrics, gateway_metrics
+
+if TYPE_CHECKING:
+    from agentcore.gateway.approvals import ApprovalStore
 
 _current: ContextVar[ToolCallTelemetry | None] = ContextVar("agentcore_tool_call", default=None)
 
@@ -130,10 +133,21 @@ class GatewayTelemetry:
         self.meter_provider = meter_provider
         self._spans: trace.Tracer | None = None
         self._instruments: GatewayMetrics | None = None
+        self._approvals: tuple[str, ApprovalStore] | None = None
+
+    def watch_approvals(self, gateway: str, store: ApprovalStore) -> None:
+        """Report ``store``'s pending approvals under ``gateway`` to this gateway's meter, once there is one."""
+        self._approvals = (gateway, store)
+        if self._instruments is not None:
+            self._instruments.watch_approvals(gateway, store)
+        else:
+            self._metrics()
 
     def _metrics(self) -> GatewayMetrics | None:
         if self._instruments is None:
             self._instruments = gateway_metrics(self.meter_provider)
+            if self._instruments is not None and self._approvals is not None:
+                self._instruments.watch_approvals(*self._approvals)
         return self._instruments
 
     def tool_call(self, tool: str, session: Any) -> ToolCallTelemetry | None:
@@ -142,7 +156,7 @@ class GatewayTelemetry:
         if spans is None:  # inline: while nothing is configured, these lookups are all a call pays
             spans = self._spans = tracer(SCOPE, self.tracer_provider)
         if instruments is None:
-            instruments = self._instruments = gateway_metrics(self.meter_provider)
+            instruments = self._metrics()
         if spans is None and instruments is None:
             return None
         return ToolCallTelemetry(spans, instruments, tool, session)

@@ -56,8 +56,7 @@ def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
 
 
 def _own(points: list[Any], gw: Any) -> list[Any]:
-    """The approval gauges' points of ``gw``: they report every live gateway, each under its name, and an earlier
-    test's gateway may not be collected yet."""
+    """The approval gauges' points of ``gw``: they report every live gateway of the meter, each under its name."""
     return [p for p in points if p.attributes["gateway"] == gw.name]
 
 
@@ -136,6 +135,26 @@ def test_approved_call_runs_in_its_own_span_and_settles_the_gauge(traced: Any) -
     assert (executed.attributes or {})["agentcore.policy.approval_id"] == pending.value.approval_id
     (waiting,) = _own(_points(reader)["agentcore.gateway.approvals.pending"], gw)
     assert waiting.value == 0
+
+
+def test_approval_gauges_report_only_the_gateways_of_their_own_meter(make_gateway: Any, tmp_path: Path) -> None:
+    """Two gateways named alike, each with its own meter provider, never see each other's approvals; two sharing a
+    provider and a name are added up, not overwritten."""
+    readers = [InMemoryMetricReader() for _ in range(2)]
+    providers = [MeterProvider(metric_readers=[reader]) for reader in readers]
+    first, _ = make_gateway(name="shop", meter_provider=providers[0], database=str(tmp_path / "a.db"))
+    second, _ = make_gateway(name="shop", meter_provider=providers[1], database=str(tmp_path / "b.db"))
+    twin, _ = make_gateway(name="shop", meter_provider=providers[1], database=str(tmp_path / "c.db"))
+    for gw, pending in ((first, 1), (second, 2), (twin, 3)):
+        for n in range(pending):
+            with pytest.raises(ApprovalRequired):
+                gw.call("refunds.issue", {"order_id": f"o{n}", "amount": 900}, principal=SUPPORT)
+    try:
+        seen = [[p.value for p in _points(reader)["agentcore.gateway.approvals.pending"]] for reader in readers]
+        assert seen == [[1], [5]]
+    finally:
+        for provider in providers:
+            provider.shutdown()
 
 
 def test_audit_write_failures_are_counted(traced: Any, tmp_path: Path) -> None:
