@@ -339,8 +339,9 @@ def _line(rule: ast.Rule) -> int:
     return rule.span.line if rule.span else 0
 
 
-def _is_glob(name: str) -> bool:
-    return any(c in name for c in "*?[")
+def _is_wide(rule: ast.Rule) -> bool:
+    """Does ``rule`` target every tool or a glob (which may match any exact name)?"""
+    return rule.targets.any or any(c in name for name in rule.targets.names for c in "*?[")
 
 
 def _overlapping(active: list[tuple[ast.Rule, Region | None]]) -> Callable[[ast.Rule], list[int]]:
@@ -350,7 +351,7 @@ def _overlapping(active: list[tuple[ast.Rule, Region | None]]) -> Callable[[ast.
     wide: list[int] = []
     by_name: dict[str, list[int]] = {}
     for index, (rule, _) in enumerate(active):
-        if rule.targets.any or any(_is_glob(name) for name in rule.targets.names):
+        if _is_wide(rule):
             wide.append(index)
         else:
             for name in rule.targets.names:
@@ -358,8 +359,8 @@ def _overlapping(active: list[tuple[ast.Rule, Region | None]]) -> Callable[[ast.
     every = list(range(len(active)))
 
     def candidates(rule: ast.Rule) -> list[int]:
-        if rule.targets.any or any(_is_glob(name) for name in rule.targets.names):
-            return every  # a glob may match any exact name
+        if _is_wide(rule):
+            return every
         return sorted({*wide, *(i for name in rule.targets.names for i in by_name.get(name, ()))})
 
     return candidates

@@ -127,13 +127,17 @@ def same(left: Any, right: Any) -> bool | None:
     return bool(a == b)
 
 
+def bounded(whole: int, what: str) -> int:
+    """A whole-number result within ``LIMIT``: beyond it an overflow, as decimals have, not a silent huge number."""
+    if -LIMIT < whole < LIMIT:
+        return whole
+    raise Unevaluable(f"{what} is too large to compute exactly")
+
+
 def arithmetic(op: str, left: Any, right: Any, what: str) -> Any:
     """``left op right`` exactly: numbers as decimals, dates and timestamps with durations."""
     if type(left) is int and type(right) is int and op != "divided":  # whole numbers: exact already, and fast
-        result = left + right if op == "plus" else left - right if op == "minus" else left * right
-        if -LIMIT < result < LIMIT:
-            return result
-        raise Unevaluable(f"{what} is too large to compute exactly")
+        return bounded(left + right if op == "plus" else left - right if op == "minus" else left * right, what)
     if op in ("plus", "minus") and (_is_time(left) or _is_time(right)):
         return _time_arithmetic(op, left, right, what)
     a, b = exact(left, what), exact(right, what)
@@ -174,10 +178,7 @@ def _time_arithmetic(op: str, left: Any, right: Any, what: str) -> Any:
 def numeric_total(items: list[Any], what: str) -> Any:
     """The exact sum of numbers, or of durations."""
     if _WHOLE.issuperset(map(type, items)):  # every item an int (not a bool), checked in C
-        whole = sum(items)
-        if -LIMIT < whole < LIMIT:
-            return whole
-        raise Unevaluable(f"{what} is too large to compute exactly")
+        return bounded(sum(items), what)
     if all(isinstance(item, timedelta) for item in items):
         return sum(items, timedelta())
     total: Any = 0

@@ -25,6 +25,7 @@ from agentcore.policies.quantities import (
     Missing,
     Unevaluable,
     arithmetic,
+    bounded,
     exact,
     moment,
     moments,
@@ -341,9 +342,7 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
             except Slow:
                 pass
             else:
-                if -LIMIT < total < LIMIT:
-                    return total
-                raise Unevaluable(f"{what} is too large to compute exactly")
+                return bounded(total, what)
         values = _fast_values(fast, listed) if fast is not None else None
         if values is None:
             values = _each(env, var, listed, value)

@@ -742,10 +742,8 @@ class Gateway:
     def _defer(self, record: AuditEvent) -> bool:
         try:
             self.audit.defer(record, functools.partial(self._deferred, record))
-        except Exception:  # sealing needed the database (a new subject's key) and it refused
-            log.exception("gateway: the outcome of call %s waits for the database", record.call_id)
-            with self._pending_lock:
-                self._pending.append(functools.partial(self.audit.append, record))
+        except Exception as exc:  # sealing needed the database (a new subject's key) and it refused
+            self._deferred(record, exc)
             return False
         return True
 
@@ -753,37 +751,25 @@ class Gateway:
         """A deferred outcome's commit is over: if it failed, the record waits in memory like a refused one."""
         if error is None:
             return
-        log.error("gateway: the outcome of call %s waits for the database: %s", record.call_id, error)
+        log.error("gateway: the outcome of call %s waits for the database: %s", record.call_id, error, exc_info=error)
         # not under _pending_lock: its holder may be waiting for the very commit that calls this (deque.append
         # is atomic, and record_pending_outcomes only takes from the left)
         self._pending.append(functools.partial(self.audit.append, record))
 
     def _record(
-        self,
-        event: dict[str, Any],
-        effect: str | None,
-        outcome: str | None,
-        detail: dict[str, Any],
-        *,
-        kind: str = "decision",
-        mode: str | None = None,
+        self, event: dict[str, Any], effect: str, outcome: str, detail: dict[str, Any], *, mode: str | None = None
     ) -> None:
-        self._append(self._decision(event, effect, outcome, detail, kind=kind, mode=mode))
+        self._append(self._decision(event, effect, outcome, detail, mode=mode))
 
     def _decision(
-        self,
-        event: dict[str, Any],
-        effect: str | None,
-        outcome: str | None,
-        detail: dict[str, Any],
-        *,
-        kind: str = "decision",
-        mode: str | None = None,
+        self, event: dict[str, Any], effect: str, outcome: str, detail: dict[str, Any], *, mode: str | None = None
     ) -> AuditEvent:
-        """The audit record of a decision (shown to telemetry as it is made) or of another kind."""
-        if kind == "decision" and (observed := current_call()) is not None:
-            observed.decision(event, effect or "", detail)
-        return AuditEvent(kind=kind, effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event)
+        """The audit record of a decision, shown to telemetry as it is made."""
+        if (observed := current_call()) is not None:
+            observed.decision(event, effect, detail)
+        return AuditEvent(
+            kind="decision", effect=effect, outcome=outcome, mode=mode or self.mode, detail=detail, **event
+        )
 
     def _append(self, record: AuditEvent) -> None:
         if self._pending:

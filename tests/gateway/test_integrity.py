@@ -273,7 +273,7 @@ FAIL_OUTCOMES = "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN NE
 
 
 def test_a_failing_outcome_write_raises_outcome_not_recorded_and_completes_later(tmp_path: Path) -> None:
-    gw = _gateway(tmp_path, outcome_delay_s=0)  # the outcome is committed before the call returns
+    gw = _gateway(tmp_path)  # the default (DESIGN.md §8.2): the outcome is committed before the call returns
     ran: list[float] = []
     gw.tool(lambda amount: ran.append(amount) or amount, name="refund", schema={"type": "object"})
     with gw.db.write("test") as cur:
@@ -328,7 +328,7 @@ LOCKER = textwrap.dedent(
 
 
 def test_database_locked_by_another_process_after_the_tool_ran(tmp_path: Path) -> None:
-    gw = _gateway(tmp_path, outcome_delay_s=0)
+    gw = _gateway(tmp_path)  # the default: the caller learns that the outcome could not be recorded
     with gw.db.lock:
         gw.db._connection().execute("PRAGMA busy_timeout=200")  # do not wait the default 30 s in a test
     holder: list[subprocess.Popen[str]] = []

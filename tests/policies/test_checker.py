@@ -194,7 +194,7 @@ def test_rule_pairs_are_checked_only_where_targets_can_overlap(
     for _ in range(40):
         target, condition = rng.choice(PAIR_TARGETS), rng.choice(PAIR_CONDITIONS)
         kind = rng.choice(["allow", "deny", 'require approval from role "m" for'])
-        lines.append(f"{kind} {target}{condition}." if kind != "allow" else f"allow {target}{condition}.")
+        lines.append(f"{kind} {target}{condition}.")
     text = "\n".join(lines)
     indexed = findings(text, tools)
     monkeypatch.setattr(checker, "_overlapping", lambda active: lambda rule: list(range(len(active))))
