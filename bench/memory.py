@@ -166,6 +166,7 @@ def run_ours(
         for actor, words, query in zip(case["query_actors"], case["query_texts"], case["query_vectors"], strict=True):
             hybrid(lambda a=actor, w=words, q=query: store.retrieve(f"u{a}", w, query_embedding=q))
         full_matrix = heavy_full_matrix(store, case) if backend == "sqlite" and case["actor_count"] == 1 else {}
+        uncapped = heavy_uncapped(store, case) if case["actor_count"] == 1 else {}
         encode = [timed(lambda words=words: store.embed("u0", [words])) for words in case["query_texts"][:50]]
         on_disk = size()
         e2e = [NewRecord(namespace="/users/e2e/facts", text=t) for t in texts[:E2E_RECORDS]]
@@ -177,6 +178,7 @@ def run_ours(
             "vector_ms": vector.summary(),
             "hybrid_ms": hybrid.summary(),
             **full_matrix,
+            **uncapped,
             "encode_query_ms": percentiles(encode)["p50"],
             "recall@10": round(statistics.mean(recalls), 4),
             "disk_mb": round(on_disk / 2**20, 1),
@@ -202,6 +204,32 @@ def heavy_full_matrix(store: MemoryStore, case: dict[str, Any]) -> dict[str, obj
         "warm_cpu_p50_projected_over_whole_matrix": round(
             summaries["projected"]["cpu_p50"] / summaries["whole"]["cpu_p50"], 3
         ),
+    }
+
+
+def heavy_uncapped(store: MemoryStore, case: dict[str, Any]) -> dict[str, object]:
+    """One heavy actor: hybrid queries with the store's full-text match cap against the exact, uncapped ranking
+    (``fulltext_match_cap=None``), interleaved on one open store; top-10 overlap by row and by distinct text (the
+    records reuse each text ~25 times, and equal texts tie in full text, broken by the lower id)."""
+    cap = store.fulltext_match_cap
+    clocks = {"capped": Clock(), "uncapped": Clock()}
+    rows, texts = [], []
+    for words, query in zip(case["query_texts"], case["query_vectors"], strict=True):
+        found: dict[str, Any] = {}
+        for name, value in (("capped", cap), ("uncapped", None)):
+            store.fulltext_match_cap = value
+            found[name] = clocks[name](lambda w=words, q=query: store.retrieve("u0", w, query_embedding=q))
+        exact = [hit.record for hit in found["uncapped"]]
+        rows.append(len({hit.record.id for hit in found["capped"]} & {r.id for r in exact}) / max(len(exact), 1))
+        exact_texts = {r.text for r in exact}
+        texts.append(len({hit.record.text for hit in found["capped"]} & exact_texts) / max(len(exact_texts), 1))
+    store.fulltext_match_cap = cap
+    return {
+        "fulltext_match_cap": cap,
+        "hybrid_interleaved_ms": clocks["capped"].summary(),
+        "hybrid_uncapped_interleaved_ms": clocks["uncapped"].summary(),
+        "hybrid_top10_overlap_with_uncapped": round(statistics.mean(rows), 4),
+        "hybrid_top10_text_overlap_with_uncapped": round(statistics.mean(texts), 4),
     }
 
 

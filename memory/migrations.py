@@ -85,12 +85,20 @@ def _vector_versions(connection: Connection) -> None:
             connection.execute(text(statement))
 
 
+def _newest_first(connection: Connection) -> None:
+    """PostgreSQL: walk an actor's rows newest first, so a capped full-text ranking stops early (search.py)."""
+    if connection.dialect.name == "postgresql":
+        for table in FULLTEXT_TABLES:
+            connection.execute(text(f"CREATE INDEX IF NOT EXISTS ix_{table}_actor_newest ON {table} (actor_id, id)"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "actors, sessions, events, records", _core_tables),
     Migration(2, "full-text indexes on events and records", _fulltext_indexes),
     Migration(3, "full-text entries written per batch instead of per-row trigger", _bulk_fulltext_inserts),
     Migration(4, "full-text indexes restricted to the actor before ranking", _actor_fulltext),
     Migration(5, "per-actor embedding versions for the in-process vector cache", _vector_versions),
+    Migration(6, "per-actor newest-first indexes for the capped full-text ranking", _newest_first),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -22,7 +22,7 @@ from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.expression import TableClause
+from sqlalchemy.sql.expression import Subquery
 
 from agentcore.memory.filters import Predicate
 from agentcore.memory.fulltext import postgres_actor_lexeme, sqlite_match
@@ -38,6 +38,9 @@ FULLTEXT_WEIGHT = 1.5
 UNINFORMATIVE_BM25 = 1e-4
 MAX_QUERY_TERMS = 64
 RANK_DEPTH = 200
+# An actor's full-text ranking scores at most its newest FULLTEXT_MATCH_CAP matches (MemoryStore(fulltext_match_cap=)):
+# scoring costs per match, and a heavy actor matches tens of thousands of rows (see docs/memory.md, heavy actors).
+FULLTEXT_MATCH_CAP = 2000
 # FTS5's best matches read (as multiples of the ranking's length) before joining every match (see sqlite_best_matches).
 FULLTEXT_FACTORS = (2, 16)
 # Session context: a turn is often the evidence because of its neighbour (the question it answers, the line
@@ -210,13 +213,22 @@ def load_candidates(
 
 
 def fulltext_ranking(
-    connection: Connection, scope: Scope, terms: Sequence[str], limit: int, *, informative_only: bool = False
+    connection: Connection,
+    scope: Scope,
+    terms: Sequence[str],
+    limit: int,
+    *,
+    informative_only: bool = False,
+    match_cap: int | None = None,
 ) -> list[int]:
     """Ids ranked by BM25 (SQLite FTS5) or ``ts_rank_cd`` (PostgreSQL), best first.
 
     ``informative_only`` (SQLite): leave out rows that matched only terms found in half the rows or more.
     FTS5 clamps such a term's IDF to ~0, so those rows score ~0 and their order is length noise; fused
     with the vector ranking they would only push better candidates down. Alone, they are still matches.
+    ``match_cap``: score only the newest ``match_cap`` matches (by id), so that an actor with very many
+    matching rows costs O(cap) scorings instead of one per match; ``None`` scores every match. An actor with
+    at most ``match_cap`` matches gets exactly the uncapped ranking (see docs/memory.md, heavy actors).
     """
     if not terms:
         return []
@@ -225,42 +237,46 @@ def fulltext_ranking(
         vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
         words = func.to_tsquery("english", " | ".join(terms))
         actor = cast(postgres_actor_lexeme(scope.actor_id), TSQUERY)
-        query = (
-            select(table.c.id)
-            .where(vector.op("@@")(words.op("&&")(actor)), *scope.conditions)
-            .order_by(func.ts_rank_cd(vector, words).desc(), table.c.id)
+        matches = select(table.c.id, vector.label("search_vector")).where(
+            vector.op("@@")(words.op("&&")(actor)), *scope.conditions
         )
-    else:
-        for depth in (factor * limit for factor in FULLTEXT_FACTORS):
-            ranked = sqlite_best_matches(connection, scope, terms, limit, depth, informative_only)
-            if ranked is not None:
-                return ranked
-        fts, match, bm25 = _sqlite_bm25(table, scope.actor_id, terms)
-        query = (
-            select(table.c.id)
-            .select_from(fts.join(table, table.c.id == fts.c.rowid))
-            .where(match, *scope.conditions)
-            .order_by(bm25, table.c.id)
-        )
-        if informative_only:
-            query = query.where(bm25 < -UNINFORMATIVE_BM25)
+        if match_cap is not None:
+            matches = matches.order_by(table.c.id.desc()).limit(match_cap)
+        found = matches.subquery()
+        query = select(found.c.id).order_by(func.ts_rank_cd(found.c.search_vector, words).desc(), found.c.id)
+        return list(connection.execute(query.limit(limit)).scalars())
+    for depth in (factor * limit for factor in FULLTEXT_FACTORS):
+        ranked = sqlite_best_matches(connection, scope, terms, limit, depth, informative_only, match_cap)
+        if ranked is not None:
+            return ranked
+    scored = _sqlite_scored(scope, terms, match_cap, scoped=True)
+    query = select(scored.c.rowid).order_by(scored.c.score, scored.c.rowid)
+    if informative_only:
+        query = query.where(scored.c.score < -UNINFORMATIVE_BM25)
     return list(connection.execute(query.limit(limit)).scalars())
 
 
 def sqlite_best_matches(
-    connection: Connection, scope: Scope, terms: Sequence[str], limit: int, depth: int, informative_only: bool
+    connection: Connection,
+    scope: Scope,
+    terms: Sequence[str],
+    limit: int,
+    depth: int,
+    informative_only: bool,
+    match_cap: int | None = None,
 ) -> list[int] | None:
     """The BM25 ranking from FTS5's ``depth`` best matches alone, or ``None`` when that cannot be proven complete.
 
     Joining every match to its row to test the scope costs as much as scoring it, and a heavy actor matches
-    tens of thousands of rows. So FTS5 ranks by itself, and only its ``depth`` best rows go through the scoped
-    SQL (actor, expiry, namespace). They come in the full query's (score, id) order, so when ``limit`` of them
-    survive (or every match was read), no row left unread could rank among the first ``limit``.
+    tens of thousands of rows. So FTS5 ranks by itself (the actor's newest ``match_cap`` matches when capped),
+    and only its ``depth`` best rows go through the scoped SQL (actor, expiry, namespace). They come in the
+    full query's (score, id) order, so when ``limit`` of them survive (or every match was read), no row left
+    unread could rank among the first ``limit``. Capped, fewer than ``limit`` survivors mean ``None``: the
+    scoped query then ranks the newest ``match_cap`` matches in scope.
     """
     table = scope.table
-    fts, match, bm25 = _sqlite_bm25(table, scope.actor_id, terms)
-    score = bm25.label("score")
-    best = select(fts.c.rowid, score).where(match).order_by(score, fts.c.rowid).limit(depth).subquery()
+    scored = _sqlite_scored(scope, terms, match_cap, scoped=False)
+    best = select(scored).order_by(scored.c.score, scored.c.rowid).limit(depth).subquery()
     in_scope = and_(table.c.id == best.c.rowid, actor_for_ids(table, scope.actor_id), *scope.conditions[1:])
     rows = connection.execute(
         select(best.c.rowid, best.c.score, table.c.id.is_not(None).label("in_scope"))
@@ -269,17 +285,26 @@ def sqlite_best_matches(
     ).all()
     floor = -UNINFORMATIVE_BM25 if informative_only else math.inf
     kept = [row.rowid for row in rows if row.in_scope and row.score < floor]
-    read_all = len(rows) < depth or rows[-1].score >= floor
+    # every match that could rank was read: all of them (fewer than depth, and than the cap), or down to the floor;
+    # a capped window may hold too few rows in scope, and the scoped query then takes the newest ones in scope
+    read_all = len(rows) < min(depth, match_cap or depth) or (match_cap is None and rows[-1].score >= floor)
     return kept[:limit] if read_all or len(kept) >= limit else None
 
 
-def _sqlite_bm25(
-    table: Table, actor_id: str, terms: Sequence[str]
-) -> tuple[TableClause, ColumnElement[Any], ColumnElement[Any]]:
-    """``table``'s FTS5 table, its MATCH of the actor's rows holding any of ``terms``, and their BM25."""
+def _sqlite_scored(scope: Scope, terms: Sequence[str], match_cap: int | None, *, scoped: bool) -> Subquery:
+    """``(rowid, score)``: the BM25 of the actor's FTS5 matches of any of ``terms``, only those in ``scope``
+    when ``scoped``, only the newest ``match_cap`` when capped (FTS5 walks rowids downwards and stops early;
+    ``bm25()`` runs once per row produced)."""
+    table = scope.table
     fts = sql_table(f"{table.name}_fts", sql_column("rowid"))
-    match = literal_column(fts.name).op("MATCH")(sqlite_match(actor_id, terms))
-    return fts, match, func.bm25(literal_column(fts.name), 1.0, 0.0)  # the actor column does not score
+    match = literal_column(fts.name).op("MATCH")(sqlite_match(scope.actor_id, terms))
+    score = func.bm25(literal_column(fts.name), 1.0, 0.0).label("score")  # the actor column does not score
+    query = select(fts.c.rowid, score).where(match)
+    if scoped:
+        query = query.select_from(fts.join(table, table.c.id == fts.c.rowid)).where(*scope.conditions)
+    if match_cap is not None:
+        query = query.order_by(fts.c.rowid.desc()).limit(match_cap)
+    return query.subquery()
 
 
 def fuse(

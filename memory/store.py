@@ -81,7 +81,8 @@ class MemoryStore:
     """Per-actor short-term events and long-term records, with hybrid (BM25 + vector) retrieval.
 
     ``url`` is any SQLAlchemy URL or a SQLite path (default: :func:`agentcore.config.database_url`); or pass
-    an ``engine``. The schema is created or migrated on open.
+    an ``engine``. The schema is created or migrated on open. ``fulltext_match_cap``: an actor's full-text
+    ranking scores at most its newest this-many matches (``None``: all; see docs/memory.md, heavy actors).
     """
 
     def __init__(
@@ -96,9 +97,15 @@ class MemoryStore:
         dimension: int = DEFAULT_DIMENSION,
         pgvector: bool | None = None,
         vector_cache_bytes: int = DEFAULT_CACHE_BYTES,
+        fulltext_match_cap: int | None = search.FULLTEXT_MATCH_CAP,
     ) -> None:
         if engine is not None and url is not None:
             raise InvalidMemoryInputError("pass url or engine, not both")
+        if fulltext_match_cap is not None and (not isinstance(fulltext_match_cap, int) or fulltext_match_cap < 1):
+            raise InvalidMemoryInputError(
+                f"fulltext_match_cap must be a positive integer or None, got {fulltext_match_cap!r}"
+            )
+        self.fulltext_match_cap = fulltext_match_cap
         if not isinstance(dimension, int) or dimension < 1:
             raise InvalidMemoryInputError(f"dimension must be a positive integer, got {dimension!r}")
         self.engine = engine or create_memory_engine(
@@ -674,7 +681,12 @@ class MemoryStore:
             if mode != "vector":
                 terms = search.query_terms(query)
                 fulltext = search.fulltext_ranking(
-                    connection, scope, terms, search.RANK_DEPTH, informative_only=mode == "hybrid"
+                    connection,
+                    scope,
+                    terms,
+                    search.RANK_DEPTH,
+                    informative_only=mode == "hybrid",
+                    match_cap=self.fulltext_match_cap,
                 )
             # fused or recency-weighted rankings look RANK_DEPTH deep; a plain vector ranking needs only top_k
             needed = top_k if fulltext is None and recency_half_life is None else search.RANK_DEPTH
