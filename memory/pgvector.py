@@ -129,8 +129,14 @@ class PgVectorIndex:
 
     def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
         ef_search = min(max(limit, 100), MAX_EF_SEARCH)
-        connection.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search}"))
-        connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        # set_config(..., true) is SET LOCAL; both settings in one round trip
+        connection.execute(
+            text(
+                "SELECT set_config('hnsw.ef_search', :ef_search, true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+            ),
+            {"ef_search": str(ef_search)},
+        )
         column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
         statement = (
             select(scope.table.c.id)
