@@ -101,7 +101,8 @@ class MemoryStore:
     ) -> None:
         if engine is not None and url is not None:
             raise InvalidMemoryInputError("pass url or engine, not both")
-        if fulltext_match_cap is not None and (not isinstance(fulltext_match_cap, int) or fulltext_match_cap < 1):
+        cap = fulltext_match_cap
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise InvalidMemoryInputError(
                 f"fulltext_match_cap must be a positive integer or None, got {fulltext_match_cap!r}"
             )

@@ -139,7 +139,7 @@ def test_the_store_caps_full_text_matches_as_configured(make_store: Any) -> None
     assert [hit.record.id for hit in exact.retrieve("a", "apple cream", mode="fulltext", top_k=10)] == strong[:10]
 
 
-@pytest.mark.parametrize("cap", [0, -5, 2.5, "100"])
+@pytest.mark.parametrize("cap", [0, -5, 2.5, "100", True])
 def test_a_cap_that_is_not_a_positive_integer_is_refused(make_store: Any, cap: Any) -> None:
     with pytest.raises(InvalidMemoryInputError, match="fulltext_match_cap"):
         make_store(fulltext_match_cap=cap)
