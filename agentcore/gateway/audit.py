@@ -320,8 +320,9 @@ class AuditLog:
                 self._contended -= 1
             elif self._last is not None and self.db.backend == "sqlite":
                 rows = self._chained(batch, self._last)
+                params = rows[0] if len(rows) == 1 else [v for row in rows for v in row]  # one: as it is
                 try:
-                    self.db.execute_alone(self._insert_of(len(rows)), [v for row in rows for v in row])
+                    self.db.execute_alone(self._insert_of(len(rows)), params)
                 except sqlite3.IntegrityError:  # another process appended since: read the head and retry
                     self._contended = _CONTENDED_BATCHES
                 else:

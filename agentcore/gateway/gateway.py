@@ -836,8 +836,22 @@ class Gateway:
         self.db.close()
 
 
+_REASONS: dict[int, tuple[tuple[Reason, ...], list[dict[str, Any]]]] = {}  # id -> (the reasons, their records)
+_REASONS_KEPT = 4096
+
+
 def _reasons(reasons: tuple[Reason, ...]) -> list[dict[str, Any]]:
-    return [_reason_record(r) for r in reasons]
+    """The audit records of a decision's reasons (read-only). A cached decision hands out the same tuple on every
+    call it decides, so it is looked up by identity (the tuple is kept, so its id is not reused meanwhile):
+    hashing pydantic models, as a cache keyed by value does, costs more than the lookup saves."""
+    found = _REASONS.get(id(reasons))
+    if found is not None and found[0] is reasons:
+        return found[1]
+    records = [_reason_record(r) for r in reasons]
+    if len(_REASONS) >= _REASONS_KEPT:
+        _REASONS.clear()
+    _REASONS[id(reasons)] = (reasons, records)
+    return records
 
 
 @functools.lru_cache(maxsize=4096)

@@ -102,6 +102,13 @@ class GroupCommit(Generic[T, R]):
         self.items = 0
 
     def submit(self, item: T) -> R:
+        with self._mutex:
+            alone = not self._leading and not self._queue
+            if alone:  # nothing in progress, nothing queued: write it at once, without a slot
+                self._leading = True
+                self._queued += 1
+        if alone:
+            return self._write_alone(item)
         slot: _Slot[T, R] = _Slot(item)
         with self._mutex:
             self._queue.append(slot)
@@ -113,6 +120,23 @@ class GroupCommit(Generic[T, R]):
                 return slot.outcome()
         self._lead(slot)
         return slot.outcome()
+
+    def _write_alone(self, item: T) -> R:
+        """The uncontended case of ``_lead``: the caller holds the lead with an empty queue, so its batch is its
+        own item; it writes it (its error is its own, as a batch of one's is), then passes the lead on."""
+        try:
+            result = self._write([item])[0]
+        except BaseException:
+            with self._mutex:
+                self._finished_count += 1
+                self._pass_lead()
+            raise
+        self.batches += 1
+        self.items += 1
+        with self._mutex:
+            self._finished_count += 1
+            self._pass_lead()
+        return result
 
     def defer(self, item: T, done: Done) -> None:
         """Queue ``item`` for the next batch without waiting for it; ``done`` is called once that batch is over."""
@@ -222,15 +246,24 @@ class GroupCommit(Generic[T, R]):
             self._finished_count += len(batch)
             if not interrupted and not written:
                 return False  # the leader's own item is still queued
-            following = next((slot for slot in self._queue if slot.wake is not None), None)
-            if following is not None:
-                following.lead = True
-                following.wake.release()  # type: ignore[union-attr]
-                return True
-            if not interrupted and own is None and self._queue:
+            if not interrupted and own is None and self._queue and not self._waiting():
                 return False  # the flusher writes the deferred items that arrived meanwhile
-            self._leading = False  # deferred items left by a caller: the next caller's batch or the flusher takes them
+            self._pass_lead()
             return True
+
+    def _waiting(self) -> _Slot[T, R] | None:
+        """The first queued item whose caller waits for it (not a deferred one); under ``_mutex``."""
+        return next((slot for slot in self._queue if slot.wake is not None), None)
+
+    def _pass_lead(self) -> None:
+        """Under ``_mutex``, once the leader is done: wake the first waiting caller to lead the next batch, or give
+        the lead up (deferred items left queued: the next caller's batch or the flusher takes them)."""
+        following = self._waiting()
+        if following is None:
+            self._leading = False
+            return
+        following.lead = True
+        following.wake.release()  # type: ignore[union-attr]
 
     def _commit(self, batch: list[_Slot[T, R]]) -> None:
         try:

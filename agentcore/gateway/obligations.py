@@ -10,13 +10,20 @@ from __future__ import annotations
 import functools
 
 from agentcore.gateway.redaction import Detector, Redaction, detector
-from agentcore.policies.model import Obligations
+from agentcore.policies.model import NO_OBLIGATIONS, Obligations
 from agentcore.policies.regex import compile_regex
+
+_NO_REDACTION = Redaction()
+
+
+def redaction_for(obligations: Obligations) -> Redaction:
+    """Build (and cache) the redaction an obligation set asks for; a bad regex raises, failing closed. Most
+    decisions carry no obligations: that one is found by identity, not by hashing the model."""
+    return _NO_REDACTION if obligations is NO_OBLIGATIONS else _redaction_for(obligations)
 
 
 @functools.lru_cache(maxsize=256)
-def redaction_for(obligations: Obligations) -> Redaction:
-    """Build (and cache) the redaction an obligation set asks for; a bad regex raises, failing closed."""
+def _redaction_for(obligations: Obligations) -> Redaction:
     detectors: list[Detector] = []
     for pattern in obligations.redact_patterns:
         try:

@@ -13,6 +13,7 @@ database reads the keys too.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import json
 import os
@@ -53,7 +54,7 @@ class Sealer:
     def __init__(self, db: Database) -> None:
         self.db = db
         db.create([SubjectKeyRow])
-        self._by_subject: dict[str, tuple[str, AESGCM]] = {}
+        self._by_subject: dict[str, tuple[str, AESGCM, bytes]] = {}  # subject -> key id, its cipher, id as bytes
         self._by_id: dict[str, AESGCM | None] = {}
         self._lock = threading.Lock()
         self._find = db.sql("SELECT id, key FROM gateway_audit_subjects WHERE subject = ? ORDER BY created LIMIT 1")
@@ -63,10 +64,10 @@ class Sealer:
     def seal(self, principal: str, agent: str | None, session: str | None, detail: str) -> str:
         """The sealed ``detail`` column of a record whose subject is ``principal``."""
         found = self._by_subject.get(principal)
-        key_id, aead = found if found is not None else self._key_of(principal)
+        key_id, aead, aad = found if found is not None else self._key_of(principal)
         nonce = os.urandom(12)
         plaintext = (_IDS([principal, agent, session]) + detail).encode("utf-8")
-        sealed = base64.b64encode(nonce + aead.encrypt(nonce, plaintext, key_id.encode())).decode()
+        sealed = binascii.b2a_base64(nonce + aead.encrypt(nonce, plaintext, aad), newline=False).decode("ascii")
         return f"{SEALED}{key_id}:{sealed}"
 
     def known(self, subject: str) -> bool:
@@ -96,7 +97,7 @@ class Sealer:
             self._by_id.clear()
         return int(cursor.rowcount)
 
-    def _key_of(self, subject: str) -> tuple[str, AESGCM]:
+    def _key_of(self, subject: str) -> tuple[str, AESGCM, bytes]:
         ref = subject_ref(subject)
         with self.db.read() as cur:
             cur.execute(self._find, (ref,))
@@ -108,7 +109,7 @@ class Sealer:
         else:
             key_id, secret = row[0], bytes.fromhex(row[1])
         with self._lock:
-            found = self._by_subject[subject] = (key_id, AESGCM(secret))
+            found = self._by_subject[subject] = (key_id, AESGCM(secret), key_id.encode())
         return found
 
     def _load(self, key_id: str) -> AESGCM | None:

@@ -18,6 +18,11 @@ from pathlib import Path
 if sys.platform != "win32":
     import fcntl
 
+# This process's id, updated in a forked child: os.getpid() is a system call, and every write asks (twice).
+_process = [os.getpid()]
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _process.__setitem__(0, os.getpid()))
+
 
 class WriterLock:
     """``acquire``/``release`` an exclusive lock on ``path`` (created empty if missing). Not reentrant; callers
@@ -32,18 +37,18 @@ class WriterLock:
     def acquire(self) -> None:
         if sys.platform == "win32":
             return
-        if self._pid != os.getpid():
+        if self._pid != _process[0]:
             if self._fd >= 0:  # inherited: closing our copy leaves the parent's lock alone (LOCK_UN would not)
                 os.close(self._fd)
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            self._pid = os.getpid()
+            self._pid = _process[0]
         fcntl.flock(self._fd, fcntl.LOCK_EX)  # releases the GIL while it waits
 
     def release(self) -> None:
-        if sys.platform != "win32" and self._pid == os.getpid():
+        if sys.platform != "win32" and self._pid == _process[0]:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        if self._pid == os.getpid() and self._fd >= 0:
+        if self._pid == _process[0] and self._fd >= 0:
             os.close(self._fd)
         self._fd, self._pid = -1, 0

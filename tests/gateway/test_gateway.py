@@ -338,3 +338,20 @@ def test_gateway_on_postgresql(make_gateway: Factory, pg_url: str) -> None:
     assert gw.approvals.approve(pending.value.approval_id, by={"id": "mona", "roles": ["manager"]})["refunded"] == 900
     assert runs == {"crm.lookup": 1, "notes.add": 3, "refunds.issue": 1}
     assert gw.audit.verify().ok and len(_records(gw)) == 2 + 6 + 1 + 4  # lookup, notes, limit deny, approval
+
+
+def test_a_decisions_reason_records_are_dumped_once_per_reasons_tuple() -> None:
+    """A cached decision hands out the same reasons tuple on every call: its records are looked up by identity
+    (no pydantic hashing per call); an equal tuple of new objects gets equal records of its own."""
+    from agentcore.gateway.gateway import _reasons
+    from agentcore.policies.model import Reason
+
+    def reason(rule: str) -> Reason:
+        return Reason(rule_id=rule, file="p.policy", line=1, text="allow t.hit.", effect="allow")
+
+    reasons = (reason("r1"), reason("r2"))
+    first = _reasons(reasons)
+    assert _reasons(reasons) is first
+    assert [r["rule_id"] for r in first] == ["r1", "r2"] and first[0] == reasons[0].model_dump()
+    again = _reasons((reason("r1"), reason("r2")))
+    assert again == first and again is not first

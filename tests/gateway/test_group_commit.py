@@ -156,6 +156,37 @@ def test_an_interrupted_leader_leaves_no_caller_of_its_batch_believing_it_was_wr
     assert group.submit(9) == 90  # the lead was given back: the next caller writes at once
 
 
+def test_a_lone_caller_writes_at_once_without_a_wake_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The uncontended case (every call of a single-threaded gateway, twice) allocates nothing to wait on."""
+    import agentcore.gateway.group_commit as module
+
+    allocated: list[object] = []
+    real = module._thread.allocate_lock
+    monkeypatch.setattr(module._thread, "allocate_lock", lambda: allocated.append(1) or real())
+    writer = _Recorder()
+    group: GroupCommit[int, int] = GroupCommit(writer)
+    assert [group.submit(n) for n in range(3)] == [0, 1, 2]
+    assert allocated == [] and writer.batches == [[0], [1], [2]] and (group.batches, group.items) == (3, 3)
+
+
+def test_a_lone_caller_whose_write_fails_or_is_interrupted_gives_the_lead_back() -> None:
+    writer = _Recorder()
+    writer.refuse = {1}
+    group: GroupCommit[int, int] = GroupCommit(writer)
+    with pytest.raises(OSError, match="full"):
+        group.submit(1)
+
+    def interrupted(batch: list[int]) -> list[int]:
+        raise KeyboardInterrupt
+
+    stopped: GroupCommit[int, int] = GroupCommit(interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        stopped.submit(1)
+    assert not group._leading and not stopped._leading  # the next caller leads: nobody waits forever
+    assert group.submit(2) == 2 and (group.batches, group.items) == (1, 1)
+    stopped.flush()  # nothing is left queued or in flight
+
+
 def test_max_batch_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         GroupCommit(lambda batch: batch, max_batch=0)

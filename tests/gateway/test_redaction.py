@@ -207,3 +207,21 @@ def test_suppress_and_aliases() -> None:
     assert detector("api keys").name == detector("private keys").name == "secret"
     with pytest.raises(ValueError, match="known: card"):
         detector("passport")
+
+
+def test_a_decision_without_obligations_gets_the_empty_redaction_without_hashing_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nearly every call carries NO_OBLIGATIONS: it is recognised by identity (hashing the model cost a share of
+    each call); other obligation sets are still built once and cached."""
+    from agentcore.gateway.obligations import redaction_for
+    from agentcore.policies.model import NO_OBLIGATIONS, Obligations
+
+    def unhashable(self: Obligations) -> int:
+        raise AssertionError("hashed")
+
+    monkeypatch.setattr(Obligations, "__hash__", unhashable)
+    assert not redaction_for(NO_OBLIGATIONS) and redaction_for(NO_OBLIGATIONS) is redaction_for(NO_OBLIGATIONS)
+    monkeypatch.undo()
+    fields = Obligations(redact_fields=("card",))
+    assert redaction_for(fields).fields == ("card",) and redaction_for(fields) is redaction_for(fields)

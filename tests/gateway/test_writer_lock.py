@@ -78,6 +78,21 @@ def test_a_forked_child_takes_the_lock_on_its_own_descriptor(tmp_path: Path) -> 
     lock.close()
 
 
+def test_taking_and_releasing_the_lock_asks_no_process_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every audit commit takes and releases it: a getpid() system call each time was measurable, so the id comes
+    from a fork hook instead (the forked child above still reopens the lock)."""
+    lock = WriterLock(tmp_path / "x.lock")
+
+    def no_syscall() -> int:
+        raise AssertionError("os.getpid() called")
+
+    monkeypatch.setattr(os, "getpid", no_syscall)
+    for _ in range(3):
+        lock.acquire()
+        lock.release()
+    lock.close()
+
+
 def test_in_memory_databases_have_no_writer_lock() -> None:
     db = Database("sqlite:///:memory:")
     assert db.writers is None
