@@ -363,7 +363,7 @@ class _Run:
     __slots__ = ("approvers", "dynamic", "errors", "failures", "limits", "monitored", "obligation_rules", "reasons")
 
     def __init__(self, matched: Sequence[CompiledRule] = ()) -> None:
-        self.reasons: list[Reason] = [rule.reason for rule in matched]  # the clean deny rules matched before it
+        self.reasons: list[Reason] = [rule.reason for rule in matched] if matched else []  # clean denies so far
         self.errors: list[Reason] = []
         self.monitored: list[Reason] = []
         self.limits: list[RateLimit] = []
