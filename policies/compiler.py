@@ -244,7 +244,7 @@ def _check(guard: Test | None, test: Test | None, role: str | None) -> Test:
     if test is None:
         return guard
     if role is not None:
-        return lambda env: role in env.request.principal.roles and test(env)
+        return lambda env: role in env.roles and test(env)
     return lambda env: guard(env) and test(env)
 
 
@@ -255,7 +255,7 @@ def _conjoin(tests: list[Test]) -> Test | None:
 def _subject(subject: ast.Subject) -> Test:
     value = canonical_text(subject.value)
     if subject.kind == "role":
-        return lambda env: value in env.request.principal.roles
+        return lambda env: value in env.roles
     if subject.kind == "user":
         return lambda env: env.request.principal.id == value
     if subject.kind == "agent":

@@ -7,13 +7,14 @@ rule, which fails closed. With ``traced=True`` every atom records (text, outcome
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
-from datetime import time, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
-from agentcore.policies.items import Slow, item_test
+from agentcore.policies.items import Slow, item_tally
 from agentcore.policies.quantities import instant, moment, moments, ordered, same
 from agentcore.policies.regex import compile_regex
 from agentcore.policies.text import canonical_text
@@ -22,13 +23,13 @@ from agentcore.policies.values import (
     Getter,
     Missing,
     Unevaluable,
+    argument_key,
     bind_items,
     compile_value,
     describe,
     equality_key,
     history_key,
     is_number,
-    listed,
     number,
     patterns,
     zone,
@@ -42,14 +43,27 @@ __all__ = ["CompileError", "Compiler", "Test"]
 _ORDERED = ("gt", "ge", "lt", "le")
 
 
-def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:
+def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, key: str | None) -> Test:
     """An ordered comparison against a number literal: the commonest condition, so it gets its own closures.
-
-    Integers (the common case) skip the call to :func:`number`, which checks floats for NaN and infinity.
-    """
-    compare = _ordered(op)
+    ``key`` names the argument ``left`` reads, if it is a plain one."""
     if type(bound) is float:
         bound = number(bound, "the bound")
+    general = _ordered_number(op, left, bound, what)
+    if key is None:
+        return general
+    compare = _ordered(op)
+
+    def argument(env: Env) -> bool:
+        """``amount is more than 5``: a whole-number argument read here (anything else as ``general``)."""
+        value = env.args.get(key)
+        return compare(value, bound) if type(value) is int else general(env)
+
+    return argument
+
+
+def _ordered_number(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:
+    """Integers (the common case) skip the call to :func:`number`, which checks floats for NaN and infinity."""
+    compare = _ordered(op)
 
     def ordered(env: Env) -> bool:
         value = left(env)
@@ -73,12 +87,13 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str) -
 
 
 def _ordered(op: str) -> Callable[[Any, Any], bool]:
-    return {
-        "gt": lambda a, b: a > b,
-        "ge": lambda a, b: a >= b,
-        "lt": lambda a, b: a < b,
-        "le": lambda a, b: a <= b,
-    }[op]
+    """The comparison ``op``: the operator module's, which runs without a Python frame."""
+    return _COMPARISONS[op]
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le,
+}  # fmt: skip
 
 
 class Compiler:
@@ -138,34 +153,29 @@ class Compiler:
         return test
 
     def _quantified(self, node: ast.Quantified) -> Test:
-        over, test = bind_items(node, self)
-        fast = None if self._traced else item_test(node.cond, node.var)  # a trace records every atom
-        var, quantifier, what = node.var, node.quantifier, describe(node.over)
+        items, test = bind_items(node, self)
+        tally = None if self._traced else item_tally(node.cond, node.var)  # a trace records every atom
+        var, quantifier = node.var, node.quantifier
+        wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
+        some = quantifier == "any"  # the result when an item is found
 
         def quantified(env: Env) -> bool:
             """Kleene over the items: ``any`` holds when one item holds even if another cannot be evaluated."""
-            values = over(env)
-            if type(values) is not list:
-                values = listed(values, what)
-            if fast is not None:
+            values = items(env)
+            if tally is not None:
                 try:  # the whole list on the fast path; one item it cannot take redoes it in full
-                    wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
-                    for item in values:  # a loop here calls ``fast`` more cheaply than any(map(...)) does
-                        if fast(item) is not wanted:
-                            return quantifier == "any"
-                    return quantifier != "any"
+                    return some if tally(values, not wanted, 1) else not some
                 except Slow:
                     pass
             bound = env.bound
             saved, had = bound.get(var), var in bound
-            wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
             error: Unevaluable | None = None
             try:
                 for item in values:
                     bound[var] = item
                     try:
                         if test(env) is not wanted:
-                            return quantifier == "any"
+                            return some
                     except Unevaluable as caught:
                         error = error or caught
             finally:
@@ -175,7 +185,7 @@ class Compiler:
                     bound.pop(var, None)
             if error is not None:
                 raise error
-            return quantifier != "any"
+            return not some
 
         return quantified
 
@@ -229,7 +239,7 @@ class Compiler:
         elif positive == "between":
             test = _between(left, self.value(node.right[0]), self.value(node.right[1]), what)
         elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
-            test = _ordered_const(positive, left, node.right[0].value, what)
+            test = _ordered_const(positive, left, node.right[0].value, what, argument_key(node.left))
         elif positive in _ORDERED and isinstance(node.right[0], ast.Duration):
             test = _ordered_duration(positive, left, timedelta(seconds=node.right[0].seconds), what)
         else:
@@ -317,7 +327,9 @@ def _within_now(op: str, left: Getter, right: tuple[ast.Value, ...], what: str) 
     )
 
     def within_now(env: Env) -> bool:
-        value = instant(moment(left(env), what))
+        value = moment(left(env), what)
+        if type(value) is not datetime:
+            value = instant(value)
         return low <= env.request.context.time - value <= high
 
     return within_now
@@ -342,8 +354,8 @@ def _const(node: ast.Value) -> Any:
 
 def _has_role(role: str, present: bool) -> Test:
     if present:
-        return lambda env: role in env.request.principal.roles
-    return lambda env: role not in env.request.principal.roles
+        return lambda env: role in env.roles
+    return lambda env: role not in env.roles
 
 
 def _is_text(node: ast.Value) -> bool:

@@ -132,6 +132,7 @@ class PolicyEngine:
         self._traced = traced
         self._plans: dict[str, Plan] = {}
         self._decisions: dict[tuple[Any, ...], Decision] = {}
+        self._denials: dict[tuple[int, ...], Decision] = {}
 
     @classmethod
     def from_sources(cls, sources: dict[str, str], default: Effect | None = None) -> PolicyEngine:
@@ -220,20 +221,20 @@ class PolicyEngine:
             plan = bundle.plan(action)
             if len(plans) < _CACHE_LIMIT:
                 plans[action] = plan
-        run: _Run | None = None  # allocated only when something besides one clean rule must be reported
+        run: _Run | None = None  # allocated only when something besides clean deny rules must be reported
         simple = not plan.monitors
-        first: CompiledRule | None = None  # the one clean deny matched so far while ``run`` is None
+        clean: list[CompiledRule] = []  # the clean deny rules matched so far while ``run`` is None
         for rule in plan.denies:
             try:
                 if not rule.check(env):
                     continue
             except Exception as caught:
-                run = run or _Run(first)
+                run = run or _Run(clean)
                 run.fail(rule, caught, "could not evaluate")
-            if run is None and rule.kind == "deny" and first is None:
-                first = rule
+            if run is None and rule.kind == "deny":
+                clean.append(rule)
                 continue
-            run = run or _Run(first)
+            run = run or _Run(clean)
             if rule.kind == "limit" and id(rule) not in run.failures:
                 note, reservation = _check_limit(rule, env)
                 if reservation is not None:
@@ -243,10 +244,10 @@ class PolicyEngine:
                 run.reasons.append(_noted(rule.reason, note))
             else:
                 run.reasons.append(run.closed_reason(rule))
-        if first is not None and run is None:
+        if clean and run is None:
             if simple:
-                return self._single(bundle, first, Effect.DENY)
-            run = _Run(first)
+                return self._single(bundle, clean[0], Effect.DENY) if len(clean) == 1 else self._denial(bundle, clean)
+            run = _Run(clean)
         if run is not None and run.reasons:
             return self._finish(bundle, plan, env, Effect.DENY, run, True)
         for rule in plan.approvals:
@@ -301,6 +302,19 @@ class PolicyEngine:
             self._decisions[key] = decision
         return decision
 
+    def _denial(self, bundle: Bundle, rules: list[CompiledRule]) -> Decision:
+        """The denial by several clean deny rules alone (no monitors, failures or limits): what :meth:`_finish`
+        builds for them, cached by the rules without the rest of its key."""
+        key = tuple(map(id, rules))
+        decision = self._denials.get(key)
+        if decision is None:
+            decision = Decision(
+                effect=Effect.DENY, reasons=tuple(r.reason for r in rules), bundle_hash=bundle.bundle_hash
+            )
+            if len(self._denials) < _CACHE_LIMIT:
+                self._denials[key] = decision
+        return decision
+
     def _finish(self, bundle: Bundle, plan: Plan, env: Env, effect: Effect, run: _Run, by_rule: bool) -> Decision:
         would: Effect | None = None
         if plan.monitors:
@@ -348,8 +362,8 @@ class _Run:
 
     __slots__ = ("approvers", "dynamic", "errors", "failures", "limits", "monitored", "obligation_rules", "reasons")
 
-    def __init__(self, first: CompiledRule | None = None) -> None:
-        self.reasons: list[Reason] = [] if first is None else [first.reason]
+    def __init__(self, matched: Sequence[CompiledRule] = ()) -> None:
+        self.reasons: list[Reason] = [rule.reason for rule in matched] if matched else []  # clean denies so far
         self.errors: list[Reason] = []
         self.monitored: list[Reason] = []
         self.limits: list[RateLimit] = []

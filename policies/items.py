@@ -4,13 +4,17 @@ The general closures read an item through ``Env.bound`` and check every type on 
 (fields of the item compared with literals, whole-number arithmetic on them) are compiled here once more, into
 functions of the item that handle plain JSON only: an object whose fields are whole numbers and text. Anything
 else (a missing field, a decimal, a non-object item) raises :class:`Slow`, and that item is evaluated by the
-general closures, so results, errors and fail-closed outcomes are exactly theirs.
+general closures, so results, errors and fail-closed outcomes are exactly theirs. Quantifiers, counts and sums
+take a whole list at once (:func:`item_tally`, :func:`item_total`), and a list with one such item is evaluated
+by the general closures in full.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from agentcore.policies import ast
@@ -19,7 +23,9 @@ from agentcore.policies.text import canonical_text
 
 ItemTest = Callable[[Any], bool]
 ItemValue = Callable[[Any], Any]
+Tally = Callable[[list[Any], bool, int], int]  # (items, wanted, stop) -> how many items' test is ``wanted``
 _PLAIN = (int, str)  # the types the fast paths compute with (not bool: its type is bool, not int)
+_OBJECTS = frozenset({dict})  # the loops below check every item's type at once, in C, before reading any
 
 
 class Slow(Exception):
@@ -47,6 +53,41 @@ def item_test(cond: ast.Cond, var: str) -> ItemTest | None:
     if isinstance(cond, ast.Compare):
         return _compare(cond, var)
     return None
+
+
+def item_tally(cond: ast.Cond, var: str) -> Tally | None:
+    """``cond`` over a whole list: ``tally(items, wanted, stop)`` counts the items whose test is ``wanted``,
+    stopping once ``stop`` are found (0: count them all), or raises :class:`Slow`; None without a fast path.
+
+    The commonest tests (an ordered comparison of a field or two, ``is one of``, ``starts/ends with``) bring
+    their own loop with the test written into it, as ``test.tally``: a function call per item was most of
+    their cost. Any other fast test is called once per item.
+    """
+    test = item_test(cond, var)
+    if test is None:
+        return None
+    tally: Tally | None = getattr(test, "tally", None)
+    return tally or _calling(test)
+
+
+def _calling(test: ItemTest) -> Tally:
+    def tally(items: list[Any], wanted: bool, stop: int) -> int:
+        found = 0
+        for item in items:
+            if test(item) is wanted:
+                found += 1
+                if found == stop:
+                    break
+        return found
+
+    return tally
+
+
+def item_total(value: ItemValue) -> Callable[[list[Any]], int]:
+    """The sum of the whole-number fast value over a list (``whole_numbers(value)``), unbounded; raises
+    :class:`Slow` as ``value`` does. Products of two fields are summed in one loop, others in C."""
+    total: Callable[[list[Any]], int] | None = getattr(value, "total", None)
+    return total or (lambda items: sum(map(value, items)))
 
 
 def item_value(value: ast.Value, var: str) -> ItemValue | None:
@@ -134,7 +175,28 @@ def _fields_arith(compute: Callable[[Any, Any], Any], first: str, second: str) -
                     return result
         raise Slow
 
+    times, low = compute is operator.mul, -LIMIT  # the commonest product computed inline; the bound once
+
+    def total(items: list[Any]) -> int:
+        """The sum of ``fields`` over the items, in one loop (no call per item)."""
+        result = 0
+        if not _OBJECTS.issuperset(map(type, items)):
+            raise Slow
+        try:
+            for item in items:
+                a, b = item[first], item[second]
+                if type(a) is not int or type(b) is not int:
+                    raise Slow
+                product = a * b if times else compute(a, b)
+                if not low < product < LIMIT:
+                    raise Slow
+                result += product
+        except KeyError:
+            raise Slow from None
+        return result
+
     fields.whole = True  # type: ignore[attr-defined]
+    fields.total = total  # type: ignore[attr-defined]  # for item_total
     return fields
 
 
@@ -164,9 +226,18 @@ def _compare(cond: ast.Compare, var: str) -> ItemTest | None:
     return None
 
 
+def _interval(op: str, bound: int | Decimal) -> tuple[float | int, float | int]:
+    """``(low, high)``: a whole number ``n`` compares ``op`` with ``bound`` exactly when ``low < n < high``,
+    so the loops below compare inline instead of calling an operator per item."""
+    if op in ("gt", "ge"):
+        return (math.floor(bound) if op == "gt" else math.ceil(bound) - 1), math.inf
+    return -math.inf, (math.ceil(bound) if op == "lt" else math.floor(bound) + 1)
+
+
 def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
     compare, name = _OPERATORS[op], _field_of(left)
     if name is not None:
+        low, high = _interval(op, bound)
 
         def ordered_field(item: Any) -> bool:
             """``item.qty is more than 5``: read straight from the object."""
@@ -176,7 +247,25 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
                     return bool(compare(value, bound))
             raise Slow
 
-        ordered_field.ordered = (name, compare, bound)  # type: ignore[attr-defined]  # for _both_ordered
+        def tally(items: list[Any], wanted: bool, stop: int) -> int:
+            found = 0
+            if not _OBJECTS.issuperset(map(type, items)):
+                raise Slow
+            try:
+                for item in items:
+                    value = item[name]
+                    if type(value) is not int:
+                        raise Slow
+                    if (low < value < high) is wanted:
+                        found += 1
+                        if found == stop:
+                            break
+            except KeyError:
+                raise Slow from None
+            return found
+
+        ordered_field.ordered = (name, compare, bound, low, high)  # type: ignore[attr-defined]  # _both_ordered
+        ordered_field.tally = tally  # type: ignore[attr-defined]  # for item_tally
         return ordered_field
 
     def ordered(item: Any) -> bool:
@@ -195,7 +284,7 @@ def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
     ordered_a, ordered_b = getattr(first, "ordered", None), getattr(second, "ordered", None)
     if ordered_a is None or ordered_b is None:
         return None
-    (name_a, compare_a, bound_a), (name_b, compare_b, bound_b) = ordered_a, ordered_b
+    (name_a, compare_a, bound_a, low_a, high_a), (name_b, compare_b, bound_b, low_b, high_b) = ordered_a, ordered_b
 
     def both_ordered(item: Any) -> bool:
         if type(item) is dict:
@@ -204,6 +293,24 @@ def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
                 return bool(compare_a(a, bound_a) and compare_b(b, bound_b))
         raise Slow
 
+    def tally(items: list[Any], wanted: bool, stop: int) -> int:
+        found = 0
+        if not _OBJECTS.issuperset(map(type, items)):
+            raise Slow
+        try:
+            for item in items:
+                a, b = item[name_a], item[name_b]
+                if type(a) is not int or type(b) is not int:
+                    raise Slow
+                if (low_a < a < high_a and low_b < b < high_b) is wanted:
+                    found += 1
+                    if found == stop:
+                        break
+        except KeyError:
+            raise Slow from None
+        return found
+
+    both_ordered.tally = tally  # type: ignore[attr-defined]  # for item_tally
     return both_ordered
 
 
@@ -225,6 +332,24 @@ def _member(left: ItemValue, keys: frozenset[Any], negated: bool) -> ItemTest:
             return (value in numbers) is not negated
         raise Slow
 
+    def tally(items: list[Any], wanted: bool, stop: int) -> int:
+        found, member = 0, wanted is not negated  # an item's test is ``wanted`` when its membership is this
+        for item in items:
+            value = item if name is None else item.get(name) if type(item) is dict else Slow
+            kind = type(value)
+            if kind is str:
+                listed = value in texts
+            elif kind is int:
+                listed = value in numbers
+            else:
+                raise Slow
+            if listed is member:
+                found += 1
+                if found == stop:
+                    break
+        return found
+
+    member.tally = tally  # type: ignore[attr-defined]  # for item_tally
     return member
 
 
@@ -240,6 +365,24 @@ def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
                     return (value.startswith(text) if prefix else value.endswith(text)) is not negated
             raise Slow
 
+        def tally(items: list[Any], wanted: bool, stop: int) -> int:
+            found, affixed = 0, wanted is not negated  # an item's test is ``wanted`` when its affix test is this
+            if not _OBJECTS.issuperset(map(type, items)):
+                raise Slow
+            try:
+                for item in items:
+                    value = item[name]
+                    if type(value) is not str:
+                        raise Slow
+                    if (value.startswith(text) if prefix else value.endswith(text)) is affixed:
+                        found += 1
+                        if found == stop:
+                            break
+            except KeyError:
+                raise Slow from None
+            return found
+
+        affix_field.tally = tally  # type: ignore[attr-defined]  # for item_tally
         return affix_field
 
     def affix(item: Any) -> bool:

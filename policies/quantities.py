@@ -27,7 +27,8 @@ class Missing(Unevaluable):
 _CONTEXT = Context(prec=34, Emax=60, Emin=-60, traps=[InvalidOperation, DivisionByZero, Overflow])
 LIMIT = 10**60  # the same bound for whole numbers, which skip the decimal context
 _WHOLE = frozenset({int})
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_IS_DATE = re.compile(r"\d{4}-\d{2}-\d{2}").fullmatch
+_MIDNIGHT = time(0)
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -56,7 +57,7 @@ def moment(value: Any, what: str) -> date | datetime:
     """``value`` as a date or an aware timestamp; ISO text is parsed (no zone means UTC)."""
     if isinstance(value, str):  # the commonest: text from JSON arguments (text is never a date, so test it first)
         try:
-            if len(value) == 10 and _DATE.fullmatch(value):  # only ten characters can match; skips the regex
+            if len(value) == 10 and _IS_DATE(value):  # only ten characters can match; skips the regex
                 return date.fromisoformat(value)
             parsed = datetime.fromisoformat(value)
         except ValueError:
@@ -72,7 +73,7 @@ def moment(value: Any, what: str) -> date | datetime:
 
 def instant(value: date | datetime) -> datetime:
     """A date compared with a timestamp counts as its midnight UTC."""
-    return value if isinstance(value, datetime) else datetime.combine(value, time(0), tzinfo=UTC)
+    return value if isinstance(value, datetime) else datetime.combine(value, _MIDNIGHT, tzinfo=UTC)
 
 
 def _clock(value: Any, what: str) -> time:
@@ -110,9 +111,11 @@ def ordered(left: Any, right: Any, what: str) -> tuple[Any, Any]:
 def moments(left: Any, right: Any, what: str) -> tuple[date | datetime, date | datetime]:
     """Both sides as dates, or both as timestamps when either is one."""
     a, b = moment(left, what), moment(right, "the compared value")
-    if isinstance(a, datetime) or isinstance(b, datetime):
-        return instant(a), instant(b)
-    return a, b
+    timed = isinstance(a, datetime)
+    if timed is isinstance(b, datetime):
+        return a, b
+    # ``instant`` of each, inlined: a date with a timestamp is the commonest (``end_date minus start_date``)
+    return (a, datetime.combine(b, _MIDNIGHT, tzinfo=UTC)) if timed else (datetime.combine(a, _MIDNIGHT, tzinfo=UTC), b)
 
 
 def same(left: Any, right: Any) -> bool | None:

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentcore.policies import ast
 from agentcore.policies.context import DecisionContext, Scope, scope_key
-from agentcore.policies.items import Slow, item_test, item_value, whole_numbers
+from agentcore.policies.items import Slow, item_tally, item_total, item_value, whole_numbers
 from agentcore.policies.model import Request
 from agentcore.policies.quantities import (
     LIMIT,
@@ -40,12 +40,17 @@ __all__ = ["Env", "Getter", "Missing", "Unevaluable", "compile_value"]
 
 class Env:
     """Everything one decision reads: the request, the caller's context, a per-decision resolver memo and the
-    items quantifiers are looking at (``bound``: variable name -> item)."""
+    items quantifiers are looking at (``bound``: variable name -> item).
 
-    __slots__ = ("bound", "context", "memo", "request", "trace")
+    ``args`` and ``roles`` are the request's, read once: an attribute of a pydantic model is read through its
+    ``__getattr__`` hook, several times slower than a slot, and most rules read one of them."""
+
+    __slots__ = ("args", "bound", "context", "memo", "request", "roles", "trace")
 
     def __init__(self, request: Request, context: DecisionContext, trace: list[Any] | None = None) -> None:
         self.request = request
+        self.args = request.args
+        self.roles = request.principal.roles
         self.context = context
         self.memo: dict[tuple[str, Any], Any] = {}
         self.trace = trace
@@ -153,30 +158,30 @@ def _path(node: ast.Path) -> Getter:
             key = parts[0]
 
             def arg(env: Env) -> Any:
-                args = env.request.args
-                if key in args:
-                    return args[key]
-                raise Missing(f"argument `{key}` is missing")
+                try:
+                    return env.args[key]
+                except KeyError:
+                    raise Missing(f"argument `{key}` is missing") from None
 
             return arg
         if len(parts) == 2:
             outer, inner = parts
 
             def nested(env: Env) -> Any:
-                value = env.request.args.get(outer)
+                value = env.args.get(outer)
                 if type(value) is dict and inner in value:
                     return value[inner]
-                return walk(env.request.args, parts, f"argument `{what}`")
+                return walk(env.args, parts, f"argument `{what}`")
 
             return nested
-        return lambda env: walk(env.request.args, parts, f"argument `{what}`")
+        return lambda env: walk(env.args, parts, f"argument `{what}`")
     if node.root == "user":
         if not parts:
             return lambda env: env.request.principal
         if parts == ("id",):
             return lambda env: env.request.principal.id
         if parts == ("roles",):
-            return lambda env: sorted(env.request.principal.roles)
+            return lambda env: sorted(env.roles)
         return lambda env: walk(env.request.principal.attributes, parts, f"user attribute `{'.'.join(parts)}`")
     if node.root == "agent":
         if parts == ("id",):
@@ -255,6 +260,39 @@ def _host(node: ast.Host, cond: CondCompiler) -> Getter:
     return host
 
 
+def argument_key(node: ast.Value) -> str | None:
+    """The name of the argument ``node`` reads when it is a plain argument (``amount``), else None."""
+    if isinstance(node, ast.Path) and node.root == "args" and len(node.parts) == 1:
+        return node.parts[0]
+    return None
+
+
+Binary = Callable[[Any, Any], Any]
+
+
+def _arguments(operands: tuple[ast.Value, ...], compute: Binary, general: Getter, values: Binary) -> Getter:
+    """``general``, or when its two operands are plain arguments (``quantity times price``), a getter that reads
+    them itself: whole numbers are computed here, other values by ``values(a, b)`` (``general`` without the
+    reads), and a missing argument is left to ``general``, whose getters say which is missing."""
+    keys = [key for key in map(argument_key, operands) if key is not None]
+    if len(keys) != 2 or len(operands) != 2:
+        return general
+    first, second = keys
+
+    def arguments(env: Env) -> Any:
+        args = env.args
+        a, b = args.get(first, _UNBOUND), args.get(second, _UNBOUND)
+        if type(a) is int and type(b) is int:
+            result = compute(a, b)
+            if -LIMIT < result < LIMIT:
+                return result
+        if a is _UNBOUND or b is _UNBOUND:
+            return general(env)
+        return values(a, b)
+
+    return arguments
+
+
 def _plus(node: ast.Plus, cond: CondCompiler) -> Getter:
     first, *rest = [compile_value(t, cond) for t in node.terms]
     what = f"`{' plus '.join(describe(t) for t in node.terms)}`"
@@ -269,7 +307,7 @@ def _plus(node: ast.Plus, cond: CondCompiler) -> Getter:
                 total = arithmetic("plus", total, term, what)
         return total
 
-    return plus
+    return _arguments(node.terms, operator.add, plus, lambda a, b: arithmetic("plus", a, b, what))
 
 
 def _arith(node: ast.Arith, cond: CondCompiler) -> Getter:
@@ -280,19 +318,23 @@ def _arith(node: ast.Arith, cond: CondCompiler) -> Getter:
     compute = {"plus": operator.add, "minus": operator.sub, "times": operator.mul}[op]
 
     def arith(env: Env) -> Any:
-        """The commonest operands are computed here as ``arithmetic`` computes them, without its checks: whole
-        numbers, and ISO texts subtracted (``end_date minus start_date``: text starting with a year is a moment)."""
+        """Whole numbers, the commonest operands, are computed here as ``arithmetic`` computes them."""
         a, b = left(env), right(env)
         if type(a) is int and type(b) is int:
             result = compute(a, b)
             if -LIMIT < result < LIMIT:
                 return result
-        elif op == "minus" and type(a) is str and type(b) is str and a[:4].isdigit():
+        return computed(a, b)
+
+    def computed(a: Any, b: Any) -> Any:
+        """ISO texts subtracted (``end_date minus start_date``: text starting with a year is a moment) straight
+        to :func:`moments`; everything else by ``arithmetic``."""
+        if op == "minus" and type(a) is str and type(b) is str and a[:4].isdigit():
             later, earlier = moments(a, b, what)
             return later - earlier  # type: ignore[operator]  # both dates or both timestamps
         return arithmetic(op, a, b, what)
 
-    return arith
+    return _arguments((node.left, node.right), compute, arith, computed)
 
 
 def _function(node: ast.Function, cond: CondCompiler) -> Getter:
@@ -320,7 +362,23 @@ def listed(value: Any, what: str) -> list[Any]:
     return value
 
 
-def _items(over: Getter, what: str) -> Callable[[Env], list[Any]]:
+def items_of(node: ast.Value, cond: CondCompiler) -> Callable[[Env], list[Any]]:
+    """The list a quantifier, count or fold ranges over (checked with :func:`listed`). An argument, the
+    commonest, is read here: the getter of :func:`_path` and the check in one call."""
+    what, key = describe(node), argument_key(node)
+    if key is not None:
+
+        def argument(env: Env) -> list[Any]:
+            value = env.args.get(key, _UNBOUND)
+            if type(value) is list:
+                return value
+            if value is _UNBOUND:
+                raise Missing(f"argument `{key}` is missing")
+            return listed(value, what)
+
+        return argument
+    over = compile_value(node, cond)
+
     def items(env: Env) -> list[Any]:
         value = over(env)
         return value if type(value) is list else listed(value, what)
@@ -329,16 +387,16 @@ def _items(over: Getter, what: str) -> Callable[[Env], list[Any]]:
 
 
 def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
-    items, value = _items(compile_value(node.over, cond), describe(node.over)), compile_value(node.value, cond)
+    items, value = items_of(node.over, cond), compile_value(node.value, cond)
     var, op, fast = node.var, node.op, item_value(node.value, node.var) if _fast_paths(cond) else None
     what = f"the {op} of `{describe(node.value)}`"
-    whole = op == "sum" and whole_numbers(fast)
+    whole = item_total(fast) if fast is not None and op == "sum" and whole_numbers(fast) else None
 
     def fold(env: Env) -> Any:
         listed = items(env)
-        if whole:
-            try:  # whole numbers summed in C, without a list: ``numeric_total``'s result and error
-                total = sum(map(fast, listed))  # type: ignore[arg-type]
+        if whole is not None:
+            try:  # whole numbers summed without a list: ``numeric_total``'s result and error
+                total = whole(listed)
             except Slow:
                 pass
             else:
@@ -384,14 +442,14 @@ def _each(env: Env, var: str, items: list[Any], get: Callable[[Env], Any]) -> li
 
 
 def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
-    items, test, var = _items(compile_value(node.over, cond), describe(node.over)), cond(node.cond), node.var
-    fast = item_test(node.cond, var) if _fast_paths(cond) else None
+    items, test, var = items_of(node.over, cond), cond(node.cond), node.var
+    tally = item_tally(node.cond, var) if _fast_paths(cond) else None
 
     def count(env: Env) -> int:
         values = items(env)
-        if fast is not None:
+        if tally is not None:
             try:
-                return sum(map(fast, values))
+                return tally(values, True, 0)
             except Slow:
                 pass
         return sum(map(bool, _each(env, var, values, test)))
@@ -399,10 +457,10 @@ def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
     return count
 
 
-def bind_items(node: ast.Quantified, cond: CondCompiler) -> tuple[Getter, Callable[[Env], bool]]:
-    """The value a quantifier ranges over (a list, checked with :func:`listed`) and its condition, compiled
-    (``conditions`` runs the loop)."""
-    return compile_value(node.over, cond), cond(node.cond)
+def bind_items(node: ast.Quantified, cond: CondCompiler) -> tuple[Callable[[Env], list[Any]], Callable[[Env], bool]]:
+    """The list a quantifier ranges over (:func:`items_of`) and its condition, compiled (``conditions`` runs
+    the loop)."""
+    return items_of(node.over, cond), cond(node.cond)
 
 
 def _var(node: ast.Var) -> Getter:
@@ -535,7 +593,7 @@ def _score(node: ast.Score, cond: CondCompiler) -> Getter:
 
     def score(env: Env) -> float:
         if source is None:
-            text = json.dumps(env.request.args, sort_keys=True, ensure_ascii=False, default=str)
+            text = json.dumps(env.args, sort_keys=True, ensure_ascii=False, default=str)
         else:
             value = source(env)
             text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -6,11 +6,13 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentcore import Decision, Effect, PolicyCheckError, PolicyEngine, Request
 from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext, Scope
+from agentcore.policies import engine as engine_module
 
 NOON = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
 
@@ -303,3 +305,28 @@ def test_decide_and_explain_agree_on_every_matching_deny() -> None:
     assert [r.line for r in engine.decide(req("a", {"n": 0}), context).reasons] == [5]  # the first allow suffices
     assert engine.decide(req("a", {"n": 0}), context).obligations.rate_limits
     assert not engine.decide(req("a", {"n": 5}), context).obligations.rate_limits  # a deny never reserves
+
+
+@pytest.mark.parametrize("limit", ["", "limit a to 1 calls per hour per user.\n"])
+def test_a_denial_by_several_clean_rules_is_the_one_the_general_path_builds(
+    limit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Clean deny rules alone take a shortcut past ``_Run`` and ``_finish``; its decision is theirs, reasons in
+    rule order, also when a rule that fails closed (``m`` missing) or a limit sits among them."""
+    text = f"deny a when n is more than 1.\ndeny a when n is more than 2.\ndeny a when m is more than 1.\n{limit}"
+    text += "deny a when n is more than 3.\nallow a.\n"
+    fast, general = PolicyEngine.from_text(text, "t.policy"), PolicyEngine.from_text(text, "t.policy")
+
+    def finished(bundle: Any, rules: list[Any]) -> Decision:
+        run = engine_module._Run(rules)
+        return general._finish(bundle, bundle.plan("a"), None, Effect.DENY, run, True)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(general, "_denial", finished)
+    context = InMemoryContext()
+    context.record(req("a"))
+    for args in ({"n": 5, "m": 0}, {"n": 5}, {"n": 3, "m": 2}, {"n": 2, "m": 0}, {"n": 0, "m": 0}, {"n": 9, "m": 9}):
+        for facts in (None, context):
+            assert fast.decide(req("a", args), facts) == general.decide(req("a", args), facts), (args, facts)
+    denial = fast.decide(req("a", {"n": 5, "m": 0}), context)
+    assert [r.line for r in denial.reasons] == ([1, 2, 4, 5] if limit else [1, 2, 4])
+    assert (denial is fast.decide(req("a", {"n": 5, "m": 0}), context)) is (not limit)  # a limit note: not cached

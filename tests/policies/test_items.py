@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 
 from agentcore import PolicyEngine, Request
 from agentcore.policies import Principal, ast, conditions, parse, values
-from agentcore.policies.items import item_test, item_value, plain_key
+from agentcore.policies.items import _interval, item_tally, item_test, item_value, plain_key
 from agentcore.policies.values import equality_key
 
 RULES = """
@@ -22,7 +24,17 @@ deny t when sum of item.price minus 2 plus item.qty for item in items is at most
 deny t when no item in items has item.receipt is missing or item.qty < 2.5.
 deny t when any n in numbers has n is more than 10 or n is "x".
 deny t when any item in items has not item.sku is "a" and item.price is not 7.
+deny t when every item in items has item.qty is at most 6.
+deny t when no item in items has item.price is more than 2.5.
+deny t when count of item in items where item.price is less than 49.5 is at least 2.
+deny t when any item in items has item.qty is at least 3 and item.price is less than 50.
+deny t when count of item in items where item.sku starts with "gift_" is more than 1.
+deny t when count of item in items where item.sku does not end with "_x" is at least 2.
+deny t when any item in items has item.sku is one of "a", "d", 7.
+deny t when every n in numbers has n is one of 1, 2, 3.
+deny t when no n in numbers has n is not one of 4, "x".
 """
+KERNELS = 9  # the last rules: one loop each (``tally``), no call per item
 KEYS = ["qty", "price", "sku", "receipt"]
 ODD = st.one_of(
     st.integers(-3, 80),
@@ -41,8 +53,8 @@ ITEM = st.one_of(PLAIN, st.dictionaries(st.sampled_from(KEYS), ODD, max_size=4),
 def general_engine() -> PolicyEngine:
     """The bundle compiled without the fast paths."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(conditions, "item_test", lambda cond, var: None)
-        patch.setattr(values, "item_test", lambda cond, var: None)
+        patch.setattr(conditions, "item_tally", lambda cond, var: None)
+        patch.setattr(values, "item_tally", lambda cond, var: None)
         patch.setattr(values, "item_value", lambda value, var: None)
         return PolicyEngine.from_text("default allow.\n" + RULES, "items.policy")
 
@@ -86,3 +98,35 @@ def test_a_whole_number_sum_beyond_the_limit_fails_closed_as_the_general_path() 
     args = {"items": [big, big], "numbers": []}
     assert outcome(FAST, args) == outcome(GENERAL, args)
     assert "too large" in str(outcome(FAST, args)[1:])
+
+
+def test_the_commonest_item_tests_run_their_own_loop() -> None:
+    """The rules above the general ones each get a loop with the test written in, not a call per item."""
+    for rule in parse(RULES).rules[-KERNELS:]:
+        cond = rule.clauses[0].cond
+        node = cond.left if isinstance(cond, ast.Compare) else cond
+        assert isinstance(node, (ast.Quantified, ast.CountWhere))
+        tally = item_tally(node.cond, node.var)
+        assert tally is not None and "_calling" not in tally.__qualname__, rule.text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    op=st.sampled_from(["gt", "ge", "lt", "le"]),
+    bound=st.one_of(st.integers(-20, 20), st.decimals(-20, 20, places=2), st.sampled_from([10**70, -(10**70)])),
+    whole=st.one_of(st.integers(-25, 25), st.sampled_from([10**70, -(10**70), 10**70 + 1])),
+)
+def test_an_interval_compares_whole_numbers_as_the_operator(op: str, bound: int | Decimal, whole: int) -> None:
+    low, high = _interval(op, bound)
+    assert (low < whole < high) is getattr(operator, op)(whole, bound)
+
+
+def test_a_tally_stops_at_the_items_it_was_asked_for() -> None:
+    """``any`` stops at the first item that holds: a later item's field that the fast path cannot read (it is
+    missing) is never read."""
+    rule = parse("deny t when any item in items has item.qty is more than 5.").rules[0].clauses[0].cond
+    assert isinstance(rule, ast.Quantified)
+    tally = item_tally(rule.cond, rule.var)
+    assert tally is not None
+    items = [{"qty": 1}, {"qty": 9}, {"qty": 9}, {"price": 1}]
+    assert tally(items, True, 1) == 1 and tally(items[:3], True, 0) == 2 and tally(items[:3], False, 0) == 1

@@ -121,3 +121,35 @@ def _result(compute: Any) -> tuple[str, Any]:
     except Unevaluable as error:
         return "error", str(error)
     return type(value).__name__, value
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    op=st.sampled_from(["more than", "at least", "less than", "at most"]),
+    bound=st.sampled_from(["5", "2.5", "-3", "0.1"]),
+    a=st.one_of(NUMBERS, st.just(conditions)),  # the module object stands for a missing argument
+)
+def test_a_comparison_of_an_argument_with_a_number_is_the_general_one(op: str, bound: str, a: Any) -> None:
+    """``amount is more than 5`` reads a whole-number argument itself; every outcome and error is the general
+    closure's (``_ordered_number``)."""
+    node = parse(f"deny t when a is {op} {bound}.").rules[0].clauses[0].cond
+    fast = conditions.Compiler({}).cond(node)
+    assert fast.__name__ == "argument"
+    general = conditions._ordered_number(
+        node.op, compile_value(node.left), conditions.number(node.right[0].value, "the bound"), "`a`"
+    )
+    env = Env(Request(principal=Principal(id="u"), action="t", args={} if a is conditions else {"a": a}), None)
+    assert _result(lambda: fast(env)) == _result(lambda: general(env))
+
+
+@pytest.mark.parametrize("rule", ["a minus b", "a plus b", "a times b"])
+@pytest.mark.parametrize(("args", "missing"), [({"b": 1}, "a"), ({"a": 1}, "b"), ({}, "a"), ({"a": None, "b": 1}, "")])
+def test_two_arguments_read_together_say_which_is_missing(rule: str, args: dict[str, Any], missing: str) -> None:
+    """Arithmetic on two plain arguments reads them itself; a missing one is named as the argument getters name
+    it (the first missing, in reading order), and a null one is arithmetic's error."""
+    node = parse(f"deny t when {rule} is 1.").rules[0].clauses[0].cond.left
+    getter = compile_value(node)
+    assert getter.__name__ == "arguments"
+    kind, message = _result(lambda: getter(Env(Request(principal=Principal(id="u"), action="t", args=args), None)))
+    assert kind == "error"
+    assert (f"argument `{missing}` is missing" == message) if missing else ("not a number" in message)
