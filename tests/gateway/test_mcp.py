@@ -644,12 +644,34 @@ def test_a_signed_token_with_claims_of_the_wrong_shape_gets_401(tmp_path: Path, 
         proxy.gateway.close()
 
 
-def test_config_unicode_reaches_the_gateway(tmp_path: Path) -> None:
+def test_deferred_outcomes_from_gateway_toml_are_all_in_the_audit_when_the_client_is_done(tmp_path: Path) -> None:
+    config = _config(tmp_path, f'command = "{sys.executable}"\nargs = ["{HERE / "mcp_upstream.py"}"]')
+    config.write_text(config.read_text().replace("database = ", "outcome_delay_s = 0.05\ndatabase = ", 1))
+    assert load_config(config).outcome_delay_s == 0.05  # reaching the gateway: test_config_unicode_and_...
+    params = StdioServerParameters(command=AGENTCORE, args=["gateway", "serve", "--config", str(config)], env=_env())
+
+    async def session() -> None:
+        async with Client(params) as client:
+            for a in range(2):  # the policy allows 2 per session
+                assert _text(await client.call_tool("calc_add", {"a": a, "b": 1})) == str(a + 1)
+            assert not (await client.call_tool("crm__lookup", {"customer_id": "c1"})).is_error
+
+    asyncio.run(session())
+    log = AuditLog(Database(str(tmp_path / "gw.db")))
+    started = {r["call_id"] for r in log.rows() if r["kind"] == "decision" and r["outcome"] == "started"}
+    executed = {r["call_id"] for r in log.rows() if r["kind"] == "execution"}
+    assert len(started) == 3 and started == executed and log.verify().ok
+    config.write_text(config.read_text().replace("outcome_delay_s = 0.05", "outcome_delay_s = -1"))
+    with pytest.raises(ConfigError, match="outcome_delay_s"):
+        load_config(config)
+
+
+def test_config_unicode_and_outcome_delay_reach_the_gateway(tmp_path: Path) -> None:
     path = tmp_path / "gateway.toml"
-    path.write_text(f'[gateway]\ndatabase = "{tmp_path / "gw.db"}"\nunicode = "reject"\n')
+    path.write_text(f'[gateway]\ndatabase = "{tmp_path / "gw.db"}"\nunicode = "reject"\noutcome_delay_s = 0.05\n')
     proxy = McpProxy(load_config(path))
     try:
-        assert proxy.gateway.unicode == "reject"
+        assert proxy.gateway.unicode == "reject" and proxy.gateway.outcome_delay_s == 0.05
     finally:
         proxy.gateway.close()
     path.write_text('[gateway]\nunicode = "nfc"\n')

@@ -99,6 +99,9 @@ class ProxyConfig(_Strict):
     database: str | None = None
     state: str | None = None
     durability: Literal["process", "power"] = Field("process", description="`power`: fsync every audit commit")
+    outcome_delay_s: float = Field(
+        0, ge=0, description="> 0: an executed call's outcome record rides in the next commit (opt-in, see docs)"
+    )
     write_ahead: bool | None = Field(None, description="deprecated: every allowed decision is committed first")
     audit_key_file: Path | None = Field(None, description="audit chain keys (default $AGENTCORE_AUDIT_KEY_FILE)")
     anchors: Path | None = Field(None, description="JSONL file of signed audit checkpoints")

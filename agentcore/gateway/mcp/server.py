@@ -57,6 +57,7 @@ class McpProxy:
             database=config.database,
             state=config.state,
             durability=config.durability,
+            outcome_delay_s=config.outcome_delay_s,
             mode=config.mode,
             unicode=config.unicode,
             name=config.name,
