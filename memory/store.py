@@ -59,6 +59,7 @@ from agentcore.memory.validation import (
     check_json,
     check_metadata,
     check_namespace,
+    check_positive,
     check_score,
     check_text,
     check_top_k,
@@ -101,14 +102,10 @@ class MemoryStore:
     ) -> None:
         if engine is not None and url is not None:
             raise InvalidMemoryInputError("pass url or engine, not both")
-        cap = fulltext_match_cap
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-            raise InvalidMemoryInputError(
-                f"fulltext_match_cap must be a positive integer or None, got {fulltext_match_cap!r}"
-            )
         self.fulltext_match_cap = fulltext_match_cap
-        if not isinstance(dimension, int) or dimension < 1:
-            raise InvalidMemoryInputError(f"dimension must be a positive integer, got {dimension!r}")
+        if fulltext_match_cap is not None:  # None: score every match
+            check_positive("fulltext_match_cap", fulltext_match_cap)
+        check_positive("dimension", dimension)
         self.engine = engine or create_memory_engine(
             as_url(url, Path.cwd()) if url else database_url(), synchronous=sqlite_synchronous
         )

@@ -100,6 +100,13 @@ def check_json(kind: str, value: Any) -> Any:
     return json.loads(encoded)
 
 
+def check_positive(kind: str, value: object) -> int:
+    """A count or size setting: a positive integer (not a bool, whose type is a subclass of int)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidMemoryInputError(f"{kind} must be a positive integer, got {value!r}")
+    return value
+
+
 def check_top_k(value: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_TOP_K:
         raise InvalidMemoryInputError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {value!r}")

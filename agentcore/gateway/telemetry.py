@@ -138,10 +138,8 @@ class GatewayTelemetry:
     def watch_approvals(self, gateway: str, store: ApprovalStore) -> None:
         """Report ``store``'s pending approvals under ``gateway`` to this gateway's meter, once there is one."""
         self._approvals = (gateway, store)
-        if self._instruments is not None:
-            self._instruments.watch_approvals(gateway, store)
-        else:
-            self._metrics()
+        if (instruments := self._metrics()) is not None:
+            instruments.watch_approvals(gateway, store)  # again if _metrics just did: the same entry
 
     def _metrics(self) -> GatewayMetrics | None:
         if self._instruments is None:

@@ -6,7 +6,7 @@ import pytest
 
 from agentcore.memory import FactExtractor, InvalidMemoryInputError, MemoryStrategy, resolve_namespace
 from agentcore.memory.filters import compile_filters
-from agentcore.memory.validation import check_namespace
+from agentcore.memory.validation import check_namespace, check_positive
 
 
 def test_namespace_templates_encode_ids_so_they_cannot_climb() -> None:
@@ -56,3 +56,10 @@ def test_filters_compare_only_like_with_like() -> None:
         compile_filters({"tag": {"$in": "a"}})
     with pytest.raises(InvalidMemoryInputError, match=r"\$exists takes"):
         compile_filters({"tag": {"$exists": 1}})
+
+
+@pytest.mark.parametrize("value", [0, -3, 1.5, True, "384", None])
+def test_a_count_setting_is_a_positive_integer_and_not_a_bool(value: object) -> None:
+    with pytest.raises(InvalidMemoryInputError, match="dimension must be a positive integer"):
+        check_positive("dimension", value)
+    assert check_positive("dimension", 384) == 384
