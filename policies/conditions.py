@@ -155,13 +155,16 @@ class Compiler:
     def _quantified(self, node: ast.Quantified) -> Test:
         items, test = bind_items(node, self)
         tally = None if self._traced else item_tally(node.cond, node.var)  # a trace records every atom
-        var, quantifier = node.var, node.quantifier
+        var, quantifier, key = node.var, node.quantifier, argument_key(node.over)
         wanted = quantifier == "every"  # every: look for a False; any/no: look for a True
         some = quantifier == "any"  # the result when an item is found
 
         def quantified(env: Env) -> bool:
-            """Kleene over the items: ``any`` holds when one item holds even if another cannot be evaluated."""
-            values = items(env)
+            """Kleene over the items: ``any`` holds when one item holds even if another cannot be evaluated.
+            A list argument is read here (``items`` is one call more; it also says why a value is no list)."""
+            values = env.args.get(key) if key is not None else None
+            if type(values) is not list:
+                values = items(env)
             if tally is not None:
                 try:  # the whole list on the fast path; one item it cannot take redoes it in full
                     return some if tally(values, not wanted, 1) else not some

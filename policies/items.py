@@ -234,10 +234,19 @@ def _interval(op: str, bound: int | Decimal) -> tuple[float | int, float | int]:
     return -math.inf, (math.ceil(bound) if op == "lt" else math.floor(bound) + 1)
 
 
+def _cut(low: float | int, high: float | int) -> tuple[int, bool]:
+    """``(cut, above)``: a whole number ``n`` lies in the :func:`_interval` ``(low, high)`` (one end infinite)
+    exactly when ``(cut < n) is above``; one comparison of whole numbers instead of two, one with infinity."""
+    if high == math.inf:
+        return int(low), True
+    return int(high) - 1, False  # n < high, that is not n >= high, that is not high - 1 < n
+
+
 def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
     compare, name = _OPERATORS[op], _field_of(left)
     if name is not None:
         low, high = _interval(op, bound)
+        cut, above = _cut(low, high)
 
         def ordered_field(item: Any) -> bool:
             """``item.qty is more than 5``: read straight from the object."""
@@ -248,7 +257,7 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
             raise Slow
 
         def tally(items: list[Any], wanted: bool, stop: int) -> int:
-            found = 0
+            found, target = 0, above is wanted  # an item's test is ``wanted`` when ``cut < value`` is this
             if not _OBJECTS.issuperset(map(type, items)):
                 raise Slow
             try:
@@ -256,7 +265,7 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
                     value = item[name]
                     if type(value) is not int:
                         raise Slow
-                    if (low < value < high) is wanted:
+                    if (cut < value) is target:
                         found += 1
                         if found == stop:
                             break
@@ -279,18 +288,24 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
 
 def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
     """``item.qty is more than 5 and item.price is at least 50`` in one function (a call per item, not three);
-    None unless both parts are ordered comparisons of fields. An item it cannot take goes the general way even
-    when the first part alone would decide it, which gives the same result."""
+    None unless both parts are ordered comparisons of fields. Like ``and``, an item whose first part is false is
+    false whatever its second field holds, which is then not read; any other item it cannot take goes the
+    general way, which gives the same result."""
     ordered_a, ordered_b = getattr(first, "ordered", None), getattr(second, "ordered", None)
     if ordered_a is None or ordered_b is None:
         return None
     (name_a, compare_a, bound_a, low_a, high_a), (name_b, compare_b, bound_b, low_b, high_b) = ordered_a, ordered_b
+    (cut_a, above_a), (cut_b, above_b) = _cut(low_a, high_a), _cut(low_b, high_b)
 
     def both_ordered(item: Any) -> bool:
         if type(item) is dict:
-            a, b = item.get(name_a), item.get(name_b)
-            if type(a) is int and type(b) is int:
-                return bool(compare_a(a, bound_a) and compare_b(b, bound_b))
+            a = item.get(name_a)
+            if type(a) is int:
+                if not compare_a(a, bound_a):
+                    return False
+                b = item.get(name_b)
+                if type(b) is int:
+                    return bool(compare_b(b, bound_b))
         raise Slow
 
     def tally(items: list[Any], wanted: bool, stop: int) -> int:
@@ -299,10 +314,16 @@ def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
             raise Slow
         try:
             for item in items:
-                a, b = item[name_a], item[name_b]
-                if type(a) is not int or type(b) is not int:
+                a = item[name_a]
+                if type(a) is not int:
                     raise Slow
-                if (low_a < a < high_a and low_b < b < high_b) is wanted:
+                holds = False
+                if (cut_a < a) is above_a:  # the second field is read only when the first part holds
+                    b = item[name_b]
+                    if type(b) is not int:
+                        raise Slow
+                    holds = (cut_b < b) is above_b
+                if holds is wanted:
                     found += 1
                     if found == stop:
                         break
@@ -365,6 +386,8 @@ def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
                     return (value.startswith(text) if prefix else value.endswith(text)) is not negated
             raise Slow
 
+        part = _affix_slice(text, prefix)
+
         def tally(items: list[Any], wanted: bool, stop: int) -> int:
             found, affixed = 0, wanted is not negated  # an item's test is ``wanted`` when its affix test is this
             if not _OBJECTS.issuperset(map(type, items)):
@@ -374,7 +397,7 @@ def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
                     value = item[name]
                     if type(value) is not str:
                         raise Slow
-                    if (value.startswith(text) if prefix else value.endswith(text)) is affixed:
+                    if (value[part] == text) is affixed:  # a slice: startswith() parses its arguments per call
                         found += 1
                         if found == stop:
                             break
@@ -392,6 +415,13 @@ def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
         return (value.startswith(text) if prefix else value.endswith(text)) is not negated
 
     return affix
+
+
+def _affix_slice(text: str, prefix: bool) -> slice:
+    """The part of a text that is ``text`` exactly when the text starts (``prefix``) or ends with it: the
+    first or last ``len(text)`` characters (none for an empty ``text``, which every text starts and ends with)."""
+    size = len(text)
+    return slice(0, size) if prefix or not size else slice(-size, None)
 
 
 def _presence(name: str, missing: bool) -> ItemTest:

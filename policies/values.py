@@ -391,9 +391,12 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
     var, op, fast = node.var, node.op, item_value(node.value, node.var) if _fast_paths(cond) else None
     what = f"the {op} of `{describe(node.value)}`"
     whole = item_total(fast) if fast is not None and op == "sum" and whole_numbers(fast) else None
+    key = argument_key(node.over)
 
     def fold(env: Env) -> Any:
-        listed = items(env)
+        listed = env.args.get(key) if key is not None else None  # a list argument read here, as quantifiers do
+        if type(listed) is not list:
+            listed = items(env)
         if whole is not None:
             try:  # whole numbers summed without a list: ``numeric_total``'s result and error
                 total = whole(listed)
@@ -444,9 +447,12 @@ def _each(env: Env, var: str, items: list[Any], get: Callable[[Env], Any]) -> li
 def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
     items, test, var = items_of(node.over, cond), cond(node.cond), node.var
     tally = item_tally(node.cond, var) if _fast_paths(cond) else None
+    key = argument_key(node.over)
 
     def count(env: Env) -> int:
-        values = items(env)
+        values = env.args.get(key) if key is not None else None  # a list argument read here, as quantifiers do
+        if type(values) is not list:
+            values = items(env)
         if tally is not None:
             try:
                 return tally(values, True, 0)

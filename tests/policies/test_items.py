@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agentcore import PolicyEngine, Request
 from agentcore.policies import Principal, ast, conditions, parse, values
-from agentcore.policies.items import _interval, item_tally, item_test, item_value, plain_key
+from agentcore.policies.items import Slow, _affix_slice, _cut, _interval, item_tally, item_test, item_value, plain_key
 from agentcore.policies.values import equality_key
 
 RULES = """
@@ -130,3 +130,39 @@ def test_a_tally_stops_at_the_items_it_was_asked_for() -> None:
     assert tally is not None
     items = [{"qty": 1}, {"qty": 9}, {"qty": 9}, {"price": 1}]
     assert tally(items, True, 1) == 1 and tally(items[:3], True, 0) == 2 and tally(items[:3], False, 0) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab_", max_size=3), value=st.text(alphabet="ab_", max_size=5), prefix=st.booleans())
+def test_an_affix_slice_is_starts_and_ends_with(text: str, value: str, prefix: bool) -> None:
+    """The item loops compare a slice instead of calling ``startswith``/``endswith``: the same test, the empty
+    text included (every text starts and ends with it)."""
+    expected = value.startswith(text) if prefix else value.endswith(text)
+    assert (value[_affix_slice(text, prefix)] == text) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    op=st.sampled_from(["gt", "ge", "lt", "le"]),
+    bound=st.one_of(st.integers(-20, 20), st.decimals(-20, 20, places=2), st.sampled_from([10**70, -(10**70)])),
+    whole=st.one_of(st.integers(-25, 25), st.sampled_from([10**70, -(10**70), 10**70 + 1])),
+)
+def test_a_cut_compares_whole_numbers_as_the_operator(op: str, bound: int | Decimal, whole: int) -> None:
+    cut, above = _cut(*_interval(op, bound))
+    assert ((cut < whole) is above) is getattr(operator, op)(whole, bound)
+
+
+def test_an_item_whose_first_part_is_false_is_not_read_further() -> None:
+    """``a and b`` over items: an item whose ``a`` is false is false, as ``and`` says, whatever its second field
+    holds (missing, text, a decimal), so the loop takes the list instead of the general closures."""
+    rule = parse("deny t when any item in items has item.qty is more than 5 and item.price is at least 50.")
+    cond = rule.rules[0].clauses[0].cond
+    assert isinstance(cond, ast.Quantified)
+    tally = item_tally(cond.cond, cond.var)
+    assert tally is not None
+    items = [{"qty": 1}, {"qty": 2, "price": "x"}, {"qty": 3, "price": 2.5}, {"qty": 9, "price": 60}]
+    assert tally(items, True, 1) == 1 and tally(items[:3], True, 0) == 0 and tally(items[:3], False, 0) == 3
+    with pytest.raises(Slow):
+        tally([{"qty": 9, "price": "x"}], True, 1)
+    args = {"items": items, "numbers": []}
+    assert outcome(FAST, args) == outcome(GENERAL, args)
