@@ -11,7 +11,7 @@ import gc
 import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentcore.policies import ast
 from agentcore.policies.conditions import CompileError, Compiler, Test, _all
@@ -56,10 +56,10 @@ class CompiledRule:
     patterns: tuple[str, ...]
     redactions: tuple[RedactPattern, ...] = ()
     redact_fields: tuple[str, ...] = ()
+    kind: str = field(init=False)  # the rule's, read by every matching deny: a field, not a property call
 
-    @property
-    def kind(self) -> str:
-        return self.rule.kind
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", self.rule.kind)
 
     def covers(self, action: str) -> bool:
         return action_matches(action, self.patterns)

@@ -15,7 +15,7 @@ from typing import Any
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
 from agentcore.policies.items import Slow, item_tally
-from agentcore.policies.quantities import instant, moment, moments, ordered, same
+from agentcore.policies.quantities import LIMIT, instant, moment, moments, ordered, same
 from agentcore.policies.regex import compile_regex
 from agentcore.policies.text import canonical_text
 from agentcore.policies.values import (
@@ -49,9 +49,12 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, k
     if type(bound) is float:
         bound = number(bound, "the bound")
     general = _ordered_number(op, left, bound, what)
+    compare = _ordered(op)
+    pair = getattr(left, "pair", None)  # two plain arguments in arithmetic (values._arguments)
+    if pair is not None:
+        return _ordered_pair(compare, bound, pair, general)
     if key is None:
         return general
-    compare = _ordered(op)
 
     def argument(env: Env) -> bool:
         """``amount is more than 5``: a whole-number argument read here (anything else as ``general``)."""
@@ -59,6 +62,23 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, k
         return compare(value, bound) if type(value) is int else general(env)
 
     return argument
+
+
+def _ordered_pair(compare: Callable[[Any, Any], bool], bound: Any, pair: tuple[str, str, Any], general: Test) -> Test:
+    """``quantity times price is at most 700``: whole-number arguments read and computed here, as
+    ``values._arguments`` computes them (anything else, an argument missing included, as ``general``)."""
+    first, second, compute = pair
+
+    def ordered_pair(env: Env) -> bool:
+        args = env.args
+        a, b = args.get(first), args.get(second)
+        if type(a) is int and type(b) is int:
+            result = compute(a, b)
+            if -LIMIT < result < LIMIT:
+                return compare(result, bound)
+        return general(env)
+
+    return ordered_pair
 
 
 def _ordered_number(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:
@@ -329,8 +349,11 @@ def _within_now(op: str, left: Getter, right: tuple[ast.Value, ...], what: str) 
         op, (-length, length)
     )
 
+    key = getattr(left, "argument", None)  # a plain argument (values._path) is read here
+
     def within_now(env: Env) -> bool:
-        value = moment(left(env), what)
+        text = env.args.get(key) if key is not None else None
+        value = moment(text if type(text) is str else left(env), what)
         if type(value) is not datetime:
             value = instant(value)
         return low <= env.request.context.time - value <= high

@@ -163,6 +163,7 @@ def _path(node: ast.Path) -> Getter:
                 except KeyError:
                     raise Missing(f"argument `{key}` is missing") from None
 
+            arg.argument = key  # type: ignore[attr-defined]  # lets a condition read the argument itself
             return arg
         if len(parts) == 2:
             outer, inner = parts
@@ -290,6 +291,7 @@ def _arguments(operands: tuple[ast.Value, ...], compute: Binary, general: Getter
             return general(env)
         return values(a, b)
 
+    arguments.pair = (first, second, compute)  # type: ignore[attr-defined]  # for conditions._ordered_const
     return arguments
 
 
@@ -403,7 +405,7 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
             except Slow:
                 pass
             else:
-                return bounded(total, what)
+                return total if -LIMIT < total < LIMIT else bounded(total, what)
         values = _fast_values(fast, listed) if fast is not None else None
         if values is None:
             values = _each(env, var, listed, value)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from agentcore import PolicyEngine, Request
 from agentcore.policies import Principal, RequestContext, conditions, parse
 from agentcore.policies.quantities import LIMIT, Unevaluable, arithmetic
-from agentcore.policies.values import Env, compile_value
+from agentcore.policies.values import Env, compile_value, describe
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 RULES = """
@@ -153,3 +153,37 @@ def test_two_arguments_read_together_say_which_is_missing(rule: str, args: dict[
     kind, message = _result(lambda: getter(Env(Request(principal=Principal(id="u"), action="t", args=args), None)))
     assert kind == "error"
     assert (f"argument `{missing}` is missing" == message) if missing else ("not a number" in message)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    op=st.sampled_from(["more than", "at least", "less than", "at most"]),
+    word=st.sampled_from(["plus", "minus", "times"]),
+    bound=st.sampled_from(["5", "2.5", "-3", "0.1"]),
+    a=st.one_of(NUMBERS, st.just(conditions)),  # the module object stands for a missing argument
+    b=st.one_of(NUMBERS, st.just(conditions)),
+)
+def test_a_comparison_of_two_arguments_arithmetic_with_a_number_is_the_general_one(
+    op: str, word: str, bound: str, a: Any, b: Any
+) -> None:
+    """``quantity times price is at most 700`` reads and computes whole-number arguments itself; every outcome
+    and error is the general closure's (``_ordered_number`` over the arithmetic getter)."""
+    node = parse(f"deny t when a {word} b is {op} {bound}.").rules[0].clauses[0].cond
+    fast = conditions.Compiler({}).cond(node)
+    assert fast.__name__ == "ordered_pair"
+    what = f"`{describe(node.left)}`"
+    general = conditions._ordered_number(
+        node.op, compile_value(node.left), conditions.number(node.right[0].value, "the bound"), what
+    )
+    args = {name: value for name, value in (("a", a), ("b", b)) if value is not conditions}
+    env = Env(Request(principal=Principal(id="u"), action="t", args=args), None)
+    assert _result(lambda: fast(env)) == _result(lambda: general(env))
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.one_of(MOMENTS, st.just(conditions)))
+def test_a_window_around_now_reads_its_argument_as_the_getter(start: Any) -> None:
+    """``start is within 48 hours after now`` reads a text argument itself; a missing or non-text one goes
+    through the argument getter, whose errors it keeps."""
+    args = {} if start is conditions else {"start": start}
+    assert outcome(FAST, args)[:2] == outcome(GENERAL, args)[:2]
