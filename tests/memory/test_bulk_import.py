@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from agentcore.memory import MemoryStore, NewRecord
 from agentcore.memory.pgvector import vector_literal
+from agentcore.memory.search import RANK_DEPTH
 
 FACTS = "/users/alice/facts"
 
@@ -95,3 +97,25 @@ def test_bulk_import_without_pgvector_only_analyzes(
         ids = _fill(store, vectors)
     hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
     assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_pgvector_nominates_the_rows_a_fused_ranking_reads(make_store: Callable[..., MemoryStore]) -> None:
+    """Nominees are in scope, so a hybrid query asks HNSW for the RANK_DEPTH rows its vector ranking reads, a plain
+    vector query for twice ``top_k`` (the margin keeps recall@10); each read with its embedding in one statement."""
+    store = make_store()
+    vectors, query = _vectors(150, seed=7), _vectors(1, seed=8)[0]
+    _fill(store, vectors)
+    limits: list[tuple[str, object]] = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def _seen(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> None:
+        if "<=>" in statement:
+            assert "memory_records.embedding" in statement  # the nominees come with their embeddings
+            limits.append(("nominate", parameters["param_1"]))
+        elif "memory_records.embedding" in statement and "memory_records.text" not in statement:
+            limits.append(("read again", None))
+
+    store.retrieve("alice", "note topic", query_embedding=query)
+    store.retrieve("alice", "note", mode="vector", query_embedding=query)
+    assert limits == [("nominate", RANK_DEPTH), ("nominate", 20)]  # a light actor's matches are all nominees
