@@ -12,19 +12,20 @@ walking the graph until enough of the actor's rows are found, instead of returni
 from __future__ import annotations
 
 import logging
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, literal_column, select, text
+from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, literal_column, text
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
 
 from agentcore.memory.database import run_write
 from agentcore.memory.errors import MemoryStoreError
+from agentcore.memory.filters import Predicate
 from agentcore.memory.fulltext import FULLTEXT_TABLES
-from agentcore.memory.search import Scope
+from agentcore.memory.search import Candidates, Scope, candidate_query, to_candidates
 
 log = logging.getLogger(__name__)
 COLUMN = "embedding_vec"
@@ -33,9 +34,12 @@ MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 
 
 def vector_literal(blob: bytes) -> str:
-    """pgvector's text form of a little-endian float32 embedding (7 decimals: it only nominates rows)."""
-    values = np.round(np.frombuffer(blob, dtype="<f4").astype(np.float64), 7).tolist()
-    return "[" + ",".join(map(repr, values)) + "]"
+    """pgvector's text form of a little-endian float32 embedding.
+
+    Nine significant digits round-trip every float32, so ``embedding_vec`` holds exactly the stored
+    embedding (and formats faster than ``repr`` of the float64 widening).
+    """
+    return "[" + ",".join(map("{:.9g}".format, np.frombuffer(blob, dtype="<f4").tolist())) + "]"
 
 
 class PgVector(UserDefinedType[bytes]):
@@ -69,6 +73,8 @@ def enable(engine: Engine, dimension: int, *, required: bool) -> bool:
             return False
         for table in FULLTEXT_TABLES:
             _add_column(connection, table, dimension)
+            if connection.execute(text("SELECT to_regclass(:i) IS NULL"), {"i": index_name(table)}).scalar():
+                _create_index(connection, table)  # new, or dropped by a bulk import that did not finish
         return True
 
     return run_write(engine, work)
@@ -119,15 +125,50 @@ def _add_column(connection: Connection, table: str, dimension: int) -> None:
     for start in range(0, len(rows), BACKFILL_BATCH):
         batch = rows[start : start + BACKFILL_BATCH]
         connection.execute(fill, [{"row_id": row.id, "vec": vector_literal(bytes(row.embedding))} for row in batch])
+
+
+def index_name(table: str) -> str:
+    return f"ix_{table}_{COLUMN}"
+
+
+def _create_index(connection: Connection, table: str, maintenance_work_mem: str | None = None) -> None:
+    if maintenance_work_mem is not None:  # the graph is built in memory while it fits (much faster)
+        connection.execute(text("SELECT set_config('maintenance_work_mem', :m, true)"), {"m": maintenance_work_mem})
     connection.execute(
-        text(f"CREATE INDEX IF NOT EXISTS ix_{table}_{COLUMN} ON {table} USING hnsw ({COLUMN} vector_cosine_ops)")
+        text(f"CREATE INDEX IF NOT EXISTS {index_name(table)} ON {table} USING hnsw ({COLUMN} vector_cosine_ops)")
     )
+
+
+def drop_indexes(engine: Engine) -> None:
+    """Drop the HNSW indexes for a bulk import: maintaining the graph per inserted row is most of its cost."""
+
+    def work(connection: Connection) -> None:
+        for table in FULLTEXT_TABLES:
+            connection.execute(text(f"DROP INDEX IF EXISTS {index_name(table)}"))
+
+    run_write(engine, work)
+
+
+def build_indexes(engine: Engine, maintenance_work_mem: str) -> None:
+    """(Re)build the HNSW indexes a bulk import dropped, over every row at once, each in its own transaction."""
+    for table in FULLTEXT_TABLES:
+        run_write(engine, partial(_create_index, table=table, maintenance_work_mem=maintenance_work_mem))
 
 
 class PgVectorIndex:
     """Nominates an actor's nearest rows with pgvector's HNSW index, inside the scope's SQL conditions."""
 
-    def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
+    def nearest(
+        self,
+        connection: Connection,
+        scope: Scope,
+        keep: Predicate | None,
+        with_times: bool,
+        query: np.ndarray,
+        limit: int,
+    ) -> tuple[Candidates, int]:
+        """The ``limit`` nominees with the columns exact re-ranking needs, read by the nominating statement itself
+        (a second lookup by id would visit the same rows again), and how many rows it read before ``keep``."""
         ef_search = min(max(limit, 100), MAX_EF_SEARCH)
         # set_config(..., true) is SET LOCAL; both settings in one round trip
         connection.execute(
@@ -139,9 +180,10 @@ class PgVectorIndex:
         )
         column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
         statement = (
-            select(scope.table.c.id)
+            candidate_query(scope, keep, with_times)
             .where(*scope.conditions, column.is_not(None))
             .order_by(column.op("<=>")(vector_literal(query.astype("<f4").tobytes())))
             .limit(limit)
         )
-        return list(connection.execute(statement).scalars())
+        rows = connection.execute(statement).all()
+        return to_candidates(rows, keep, with_times=with_times), len(rows)

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import ColumnElement, FromClause, Table, and_, cast, func, literal_column, or_, select
+from sqlalchemy import ColumnElement, FromClause, Row, Select, Table, and_, cast, func, literal_column, or_, select
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
@@ -158,6 +158,12 @@ class Candidates:
         vectors = np.concatenate([self.vectors, other.vectors]) if len(other.ids) else self.vectors
         return Candidates(np.concatenate([self.ids, other.ids]), vectors, times)
 
+    def by_id(self) -> Candidates:
+        """These rows in id order, as a lookup by primary key returns them (equal similarities rank by position)."""
+        order = np.argsort(self.ids, kind="stable")
+        times = None if self.created_at is None else [self.created_at[i] for i in order]
+        return Candidates(self.ids[order], self.vectors[order] if len(order) else self.vectors, times)
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -194,9 +200,6 @@ def load_candidates(
     Metadata and creation times are read only when needed: decoding them is most of a query's cost.
     """
     column = scope.table.c
-    columns = [column.id, column.embedding]
-    columns += [column.created_at] if with_times else []
-    columns += [column.metadata] if keep else []
     conditions = scope.conditions
     if ids is not None:
         conditions = [
@@ -204,8 +207,23 @@ def load_candidates(
             *conditions[1:],
             column.id.in_(list(dict.fromkeys(ids))),
         ]
-    query = select(*columns).where(*conditions, column.embedding.is_not(None))
-    kept = [row for row in connection.execute(query).all() if keep is None or keep(row.metadata or {})]
+    query = candidate_query(scope, keep, with_times).where(*conditions)
+    return to_candidates(connection.execute(query).all(), keep, with_times=with_times)
+
+
+def candidate_query(scope: Scope, keep: Predicate | None, with_times: bool) -> Select[Any]:
+    """The columns a ranking reads (id, embedding; creation time and metadata only when needed) of rows with an
+    embedding; the caller adds the conditions that pick the rows."""
+    column = scope.table.c
+    columns = [column.id, column.embedding]
+    columns += [column.created_at] if with_times else []
+    columns += [column.metadata] if keep else []
+    return select(*columns).where(column.embedding.is_not(None))
+
+
+def to_candidates(rows: Sequence[Row[Any]], keep: Predicate | None, *, with_times: bool) -> Candidates:
+    """The rows of a :func:`candidate_query` whose metadata passes ``keep``."""
+    kept = [row for row in rows if keep is None or keep(row.metadata or {})]
     found = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
     blob = b"".join(bytes(row.embedding) for row in kept)
     vectors = np.frombuffer(blob, dtype="<f4").reshape(len(kept), -1) if kept else np.zeros((0, 1), np.float32)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,8 @@ from agentcore.memory.models import (
 )
 from agentcore.memory.pgvector import COLUMN as VECTOR_COLUMN
 from agentcore.memory.pgvector import PgVectorIndex, vector_table
+from agentcore.memory.pgvector import build_indexes as build_pgvector_indexes
+from agentcore.memory.pgvector import drop_indexes as drop_pgvector_indexes
 from agentcore.memory.pgvector import enable as enable_pgvector
 from agentcore.memory.rows import (
     NewEvent,
@@ -76,6 +79,10 @@ EMBED_BATCH = 256
 # Vector nominations tried before reading every row of the actor, as multiples of the rows a ranking needs
 # (see _candidates).
 NOMINATION_FACTORS = (2, 16)
+# pgvector nominates in scope, so its margin only covers HNSW's approximation: a fused ranking weighs vector rank r
+# by 1 / (5 + r), and nominating the RANK_DEPTH rows it reads (ef_search 200, not 400) left the top 10 of all 100
+# heavy-actor benchmark queries unchanged (docs/memory.md). A plain vector query keeps the margin (recall@10).
+PGVECTOR_FUSED_FACTORS = (1, 16)
 
 
 class MemoryStore:
@@ -115,7 +122,7 @@ class MemoryStore:
         self._accelerator = accelerator
         self.schema_version = migrate(self.engine)
         self.pgvector = False
-        self._nominator: Nominator | None = None
+        self._nominator: Nominator | PgVectorIndex | None = None
         if self.engine.dialect.name == "postgresql":
             if pgvector is not False:
                 self.pgvector = enable_pgvector(self.engine, dimension, required=pgvector is True)
@@ -335,8 +342,9 @@ class MemoryStore:
         if session_id is not None:
             scope.conditions.append(EVENTS.c.session_id == session_id)
         context = session_context and mode == "hybrid"
-        hits = self._search(scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding, context)
-        rows = self._fetch(EVENTS, actor_id, [hit.id for hit in hits])
+        hits, rows = self._search(
+            scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding, context
+        )
         return [ScoredEvent(event=event_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
 
     # -- records ---------------------------------------------------------------------------------------
@@ -542,7 +550,7 @@ class MemoryStore:
             scope.conditions.append(self._namespace_condition(namespace, namespace_prefix))
         if not include_superseded:
             scope.conditions.append(RECORDS.c.superseded_by.is_(None))
-        hits = self._search(
+        hits, rows = self._search(
             scope,
             query,
             top_k,
@@ -552,7 +560,6 @@ class MemoryStore:
             compile_filters(filters) if filters else None,
             query_embedding,
         )
-        rows = self._fetch(RECORDS, actor_id, [hit.id for hit in hits])
         found = [ScoredRecord(record=record_from_row(rows[h.id]), score=h.score, similarity=h.similarity) for h in hits]
         record_retrieval(started, namespace or namespace_prefix, query, [(f.record.text, f.score) for f in found])
         return found
@@ -625,6 +632,26 @@ class MemoryStore:
                 unindexed_events=count(EVENTS, EVENTS.c.embedding.is_(None)),
             )
 
+    @contextmanager
+    def bulk_import(self, *, maintenance_work_mem: str = "1GB") -> Iterator[MemoryStore]:
+        """Defer pgvector's HNSW maintenance for a large import: the indexes are dropped on entry and built over
+        every row at once on exit (also when the block raises), then :meth:`analyze` runs.
+
+        Inserting into an HNSW graph costs ~10 ms per row, building it over all rows a small fraction of that
+        (see docs/memory.md, bulk import). Searches meanwhile stay exact, reading the actor's rows without the
+        index; a process killed inside the block leaves the index missing, and the next store opened on the
+        database builds it. ``maintenance_work_mem`` (PostgreSQL's setting, for the build only) should hold the
+        graph: about 2 kB per 384-d row. Without pgvector (and on SQLite) this only runs :meth:`analyze` at the end.
+        """
+        if self.pgvector:
+            drop_pgvector_indexes(self.engine)
+        try:
+            yield self
+        finally:
+            if self.pgvector:
+                build_pgvector_indexes(self.engine, maintenance_work_mem)
+            self.analyze()
+
     def analyze(self) -> None:
         """Refresh PostgreSQL's planner statistics now, after a bulk import, instead of within autovacuum's next round
         (about a minute). Until then the planner guesses a few hundred rows per actor: a heavy actor's vector search
@@ -662,7 +689,8 @@ class MemoryStore:
         keep: Predicate | None,
         query_embedding: np.ndarray | None,
         session_context: bool = False,
-    ) -> list[search.Hit]:
+    ) -> tuple[list[search.Hit], dict[int, RowMapping]]:
+        """The hits of ``scope`` and their full rows, read on one connection (each checkout costs round trips)."""
         check_text("query", query, self.max_text_chars)
         check_top_k(top_k)
         check_score(min_score)
@@ -702,16 +730,17 @@ class MemoryStore:
                     fulltext_ids=fulltext,
                     with_times=recency_half_life is not None,
                 )
-        return search.rank(
-            candidates,
-            query_vector=vector,
-            fulltext_ids=fulltext,
-            top_k=top_k,
-            min_similarity=min_score,
-            recency_half_life=recency_half_life,
-            now=scope.now,
-            context=context,
-        )
+            hits = search.rank(
+                candidates,
+                query_vector=vector,
+                fulltext_ids=fulltext,
+                top_k=top_k,
+                min_similarity=min_score,
+                recency_half_life=recency_half_life,
+                now=scope.now,
+                context=context,
+            )
+            return hits, self._fetch(scope.table, scope.actor_id, [hit.id for hit in hits], connection)
 
     def _candidates(
         self,
@@ -725,14 +754,28 @@ class MemoryStore:
     ) -> search.Candidates:
         """The rows to rank: full-text matches plus the vector side's nominees, or every in-scope row.
 
+        pgvector's nominees come in scope, with their embeddings; only the full-text matches among them read again.
+
         Nominees come without the scope's namespace/expiry/metadata conditions on SQLite; when fewer than
         ``needed`` survive them, a wider nomination (then everything) is read, so the vector ranking is
         the one over the rows in scope.
         """
         if vector is None:
             return search.load_candidates(connection, scope, keep, with_times=with_times, ids=fulltext or [])
-        for factor in NOMINATION_FACTORS:
+        pgvector = isinstance(self._nominator, PgVectorIndex)
+        for factor in PGVECTOR_FUSED_FACTORS if pgvector and fulltext is not None else NOMINATION_FACTORS:
             limit = factor * needed
+            if isinstance(self._nominator, PgVectorIndex):
+                nominees, read = self._nominator.nearest(connection, scope, keep, with_times, vector, limit)
+                if read < limit or len(nominees.ids) >= needed:
+                    present = set(nominees.ids.tolist())
+                    rest = [row_id for row_id in fulltext or [] if row_id not in present]
+                    if rest:  # a light actor has every full-text match among its nominees
+                        nominees = nominees.merged(
+                            search.load_candidates(connection, scope, keep, with_times=with_times, ids=rest)
+                        )
+                    return nominees.by_id()
+                continue
             nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
             if nominated is None:
                 break
@@ -760,12 +803,16 @@ class MemoryStore:
         """``table`` with its pgvector column when enabled: the statements that write embeddings use it."""
         return vector_table(table, self.dimension) if self.pgvector else table
 
-    def _fetch(self, table: Any, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
+    def _fetch(
+        self, table: Any, actor_id: str, ids: Sequence[int], connection: Connection | None = None
+    ) -> dict[int, RowMapping]:
         if not ids:
             return {}
         query = select(table).where(search.actor_for_ids(table, actor_id), table.c.id.in_(list(ids)), self._live(table))
-        with self.engine.connect() as connection:
+        if connection is not None:
             return {row.id: row._mapping for row in connection.execute(query)}
+        with self.engine.connect() as own:
+            return {row.id: row._mapping for row in own.execute(query)}
 
     def _compact_after_delete(self) -> None:
         """SQLite: fold the WAL into the main file and truncate it, so deleted pages leave no copy behind."""
