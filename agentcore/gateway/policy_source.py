@@ -96,6 +96,10 @@ class PolicySource:
             self.check_now()
         return self._engine
 
+    def reload_due(self) -> bool:
+        """Will the next ``current()`` look at the files (and perhaps parse a changed bundle)?"""
+        return self.reload and time.monotonic() >= self._next_check
+
     def check_now(self) -> bool:
         """Reload if the files changed; return True when a new bundle became active."""
         with self._lock:
