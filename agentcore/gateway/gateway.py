@@ -188,6 +188,8 @@ class Gateway:
         self.telemetry.watch_approvals(name, self.approvals.store)
         self._pending: deque[Callable[[], Any]] = deque()  # outcome writes the database refused, oldest first
         self._pending_lock = threading.Lock()
+        self._in_flight = 0  # acalls between admission and outcome: one alone may run its steps on the loop
+        self._in_flight_lock = threading.Lock()
         self._publish(self.policy.status)
 
     def _publish(self, status: PolicyStatus) -> None:
@@ -316,14 +318,20 @@ class Gateway:
         approval: ApprovalMode | None,
         approval_timeout_s: float | None,
     ) -> Any:
-        with self._without_waiting() as now:
-            plan = self._admit(name, args, principal, agent, session, tenant) if now else None
-        if plan is None:
-            plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
-        if isinstance(plan, Approval):
+        with self._in_flight_lock:
+            self._in_flight += 1
+        try:
+            with self._without_waiting() as now:
+                plan = self._admit(name, args, principal, agent, session, tenant) if now else None
+            if plan is None:
+                plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
+            if not isinstance(plan, Approval):
+                return await self._run_async(plan)
             pending = self._awaited(plan, approval)
-            return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
-        return await self._run_async(plan)
+        finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
+        return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
 
     def decide(
         self,
@@ -686,15 +694,18 @@ class Gateway:
 
     @contextlib.contextmanager
     def _without_waiting(self) -> Iterator[bool]:
-        """True while a call's admission or outcome may run on the event loop: when nothing in it can wait for
-        anything but this thread's CPU. That holds with no resolvers, detectors or ledger (user code, perhaps
-        remote), no stateful rule (the state store), no policy reload due (a parse), SQLite without fsync, no
-        refused outcome waiting to be retried, and the group commit's lead, the connection and the writer lock
-        all free this instant; they are held until the step is over, so its writes never wait for another
-        thread or process of ours. Anything else: False, and the step goes to a thread as before."""
+        """True while a call's admission or outcome may run on the event loop: when it is the only ``acall`` in
+        flight (with others, a thread lets the loop serve them during its commit, and lets their records share
+        commits) and nothing in it can wait for anything but this thread's CPU. That holds with no resolvers,
+        detectors or ledger (user code, perhaps remote), no stateful rule (the state store), no policy reload due
+        (a parse), SQLite without fsync, no refused outcome waiting to be retried, and the group commit's lead,
+        the connection and the writer lock all free this instant; they are held until the step is over, so its
+        writes never wait for another thread or process of ours. Anything else: False, and the step goes to a
+        thread as before."""
         context, db = self.context, self.db
         if (
-            context.resolvers or context.detectors or context.spend_source is not None or self._pending
+            self._in_flight > 1 or self._pending
+            or context.resolvers or context.detectors or context.spend_source is not None
             or db.backend != "sqlite" or db.durability != "process" or self.policy.reload_due()
             or history_scopes(self.policy.current())
         ):  # fmt: skip

@@ -1,5 +1,6 @@
 """A slow tool, resolver or audit write holds up only its own call: admission, sync tools and the outcome's commit
-run off the event loop, and a resolver that misses its deadline fails closed into an audited deny."""
+run off the event loop (admission and outcome on it only when nothing in them can wait), and a resolver that
+misses its deadline fails closed into an audited deny."""
 
 from __future__ import annotations
 
@@ -238,5 +239,41 @@ def test_with_a_resolver_admission_stays_in_a_thread(tmp_path: Path, monkeypatch
     try:
         assert asyncio.run(gw.acall("t.echo", {"text": "hi"}, principal="ann")) == "hi"
         assert steps == [("_admit", False), ("_complete", False)]
+    finally:
+        gw.close()
+
+
+def test_while_another_call_is_in_flight_the_steps_go_to_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With other calls in flight, a thread lets the loop serve them during a commit (and their records share
+    commits): only a call alone runs its steps on the loop."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow t.wait.\nallow t.echo.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"), reload=False)
+
+    async def main() -> list[str]:
+        inside, release = asyncio.Event(), asyncio.Event()
+
+        @gw.tool(name="t.wait")
+        async def wait() -> str:
+            inside.set()
+            await release.wait()
+            return "waited"
+
+        @gw.tool(name="t.echo")
+        async def echo(text: str) -> str:
+            return text
+
+        first = asyncio.create_task(gw.acall("t.wait", {}, principal="ann"))
+        await inside.wait()
+        second = await gw.acall("t.echo", {"text": "hi"}, principal="bob")
+        release.set()
+        return [await first, second]
+
+    steps = _steps_on(gw, monkeypatch)
+    try:
+        assert asyncio.run(main()) == ["waited", "hi"]
+        assert steps == [("_admit", True), ("_admit", False), ("_complete", False), ("_complete", True)]
+        assert gw._in_flight == 0
     finally:
         gw.close()
