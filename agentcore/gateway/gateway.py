@@ -711,7 +711,7 @@ class Gateway:
         ):  # fmt: skip
             yield False
             return
-        with self.audit.held_without_waiting() as held:
+        with self.audit.held_without_waiting() as held, self.policy.pinned():
             yield held
 
     def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:

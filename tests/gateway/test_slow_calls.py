@@ -277,3 +277,31 @@ def test_while_another_call_is_in_flight_the_steps_go_to_threads(
         assert gw._in_flight == 0
     finally:
         gw.close()
+
+
+def test_a_due_policy_reload_sends_the_admission_to_a_thread_and_never_happens_while_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reload parses the bundle and records its status in the database: never inside a step that holds the
+    database on the loop (another thread reloading then would wait for the database, and this one for it)."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow t.echo.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"))
+
+    @gw.tool(name="t.echo")
+    async def echo(text: str) -> str:
+        return text
+
+    steps = _steps_on(gw, monkeypatch)
+    try:
+        loaded = gw.policy.current()
+        (tmp_path / "p.policy").write_text('policy "p"\ndeny t.echo.\n')
+        monkeypatch.setattr(gw.policy, "_next_check", 0.0)  # due now
+        with gw.policy.pinned():
+            assert gw.policy.current() is loaded  # not reloaded
+            assert gw.policy.reload_due()
+        with pytest.raises(ToolDenied):
+            asyncio.run(gw.acall("t.echo", {"text": "hi"}, principal="ann"))
+        assert steps == [("_admit", False)]  # reloaded in a thread, where the new deny applied
+        assert gw.policy.current() is not loaded and not gw.policy.reload_due()
+    finally:
+        gw.close()
