@@ -81,6 +81,10 @@ Mode = Literal["enforce", "monitor"]
 ApprovalMode = Literal["raise", "wait"]
 
 
+class _Held(threading.local):
+    held = False
+
+
 class _CallerMistake(Exception):
     """Carries a programming error of the Python caller out of admission, so that it is audited, then raised."""
 
@@ -190,6 +194,7 @@ class Gateway:
         self._pending_lock = threading.Lock()
         self._in_flight = 0  # acalls between admission and outcome: one alone may run its steps on the loop
         self._in_flight_lock = threading.Lock()
+        self._on_loop = _Held()  # per thread: is it in a step of _without_waiting, holding the audit's lead?
         self._publish(self.policy.status)
 
     def _publish(self, status: PolicyStatus) -> None:
@@ -712,7 +717,11 @@ class Gateway:
             yield False
             return
         with self.audit.held_without_waiting() as held, self.policy.pinned():
-            yield held
+            self._on_loop.held = held  # its writes retry no refused outcome: their lock may wait for this lead
+            try:
+                yield held
+            finally:
+                self._on_loop.held = False
 
     def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
         """Redact, record the outcome (and the approval's), then return the result or raise why not."""
@@ -763,7 +772,8 @@ class Gateway:
             settle = self.approvals.store.finish
             writes.append(functools.partial(settle, plan.approval_id, ok=outcome == "ok", result=result))
         deferred = defer and self.outcome_delay_s > 0 and len(writes) == 1
-        if self._pending and self.record_pending_outcomes():  # earlier outcomes wait still: this one joins them
+        held = self._on_loop.held  # see _without_waiting: this thread holds the group commit's lead
+        if self._pending and not held and self.record_pending_outcomes():  # earlier outcomes wait: join them
             with self._pending_lock:
                 self._pending.extend(writes)
             return deferred  # a deferred outcome's caller does not wait for its commit, whenever that will be
@@ -773,8 +783,7 @@ class Gateway:
             try:
                 write()
             except BaseException as exc:
-                with self._pending_lock:
-                    self._pending.extend(writes[done:])
+                self._wait_for_storage(writes[done:], held)
                 if not isinstance(exc, Exception):
                     raise
                 log.exception("gateway: the outcome of call %s waits for the database", plan.event["call_id"])
@@ -814,9 +823,19 @@ class Gateway:
         )
 
     def _append(self, record: AuditEvent) -> None:
-        if self._pending:
+        if self._pending and not self._on_loop.held:
             self.record_pending_outcomes()
         self.audit.append(record)
+
+    def _wait_for_storage(self, writes: list[Callable[[], Any]], held: bool) -> None:
+        """Keep refused writes for the next attempt. A step holding the group commit's lead takes no lock for it:
+        ``record_pending_outcomes`` may hold that lock in another thread while its write waits for the lead (the
+        deque's ``extend`` is atomic, and the retries only take from the left)."""
+        if held:
+            self._pending.extend(writes)
+            return
+        with self._pending_lock:
+            self._pending.extend(writes)
 
     def flush(self) -> int:
         """Commit the deferred outcome records now, and retry those the database refused; return how many still
