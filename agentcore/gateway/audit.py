@@ -19,6 +19,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,6 +236,18 @@ class AuditLog:
             raise
         observe(time.perf_counter() - started, True)
         return seq
+
+    @contextmanager
+    def held_without_waiting(self) -> Iterator[bool]:
+        """Hold the lead of the group commit and the database if nobody else holds them now (True; else False,
+        nothing held): meanwhile this thread's appends (and its other writes on this database) commit without
+        waiting for another caller, and other callers wait for it."""
+        with self._group.holding() as lead:
+            if not lead:
+                yield False
+                return
+            with self.db.held_without_waiting() as held:
+                yield held
 
     def defer(self, event: AuditEvent, done: Callable[[BaseException | None], None]) -> None:
         """Queue one record for the next commit (the next append's, or the flusher's within ``defer_s``) and return

@@ -134,6 +134,25 @@ class Database:
             self._release_writers()
             self._restore_autocheckpoint_if_needed()
 
+    @contextmanager
+    def held_without_waiting(self) -> Iterator[bool]:
+        """Hold this connection and the writer lock if both are free now (True; else False, nothing held): the
+        holder's writes then never wait for another thread or process of ours."""
+        if not self.lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            if self.writers is not None and not self.writers.try_acquire():
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                if self.writers is not None:
+                    self.writers.release()
+        finally:
+            self.lock.release()
+
     def _writer(self) -> Any:
         if self._cursor is None:
             self._cursor = self._connection().cursor()  # one cursor for every write: the lock serialises them

@@ -24,7 +24,7 @@ import reprlib
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,6 +79,10 @@ log = logging.getLogger(__name__)
 
 Mode = Literal["enforce", "monitor"]
 ApprovalMode = Literal["raise", "wait"]
+
+
+class _Held(threading.local):
+    held = False
 
 
 class _CallerMistake(Exception):
@@ -188,6 +192,9 @@ class Gateway:
         self.telemetry.watch_approvals(name, self.approvals.store)
         self._pending: deque[Callable[[], Any]] = deque()  # outcome writes the database refused, oldest first
         self._pending_lock = threading.Lock()
+        self._in_flight = 0  # acalls between admission and outcome: one alone may run its steps on the loop
+        self._in_flight_lock = threading.Lock()
+        self._on_loop = _Held()  # per thread: is it in a step of _without_waiting, holding the audit's lead?
         self._publish(self.policy.status)
 
     def _publish(self, status: PolicyStatus) -> None:
@@ -294,8 +301,10 @@ class Gateway:
     ) -> Any:
         """Async ``call``; in ``wait`` approval mode it waits (up to the timeout) for a human decision.
 
-        Admission (resolvers, state and audit reads and writes) and sync tools run in threads, so one slow call
-        never holds up the event loop that serves every other caller.
+        Sync tools run in threads, and so do admission (resolvers, state and audit reads and writes) and the
+        outcome's record, so one slow call never holds up the event loop that serves every other caller. The
+        exception is a step that cannot wait (see ``_without_waiting``): it runs on the loop, sparing two thread
+        hand-offs per call.
         """
         observed = self.telemetry.tool_call(name, session)
         if observed is None:
@@ -314,11 +323,20 @@ class Gateway:
         approval: ApprovalMode | None,
         approval_timeout_s: float | None,
     ) -> Any:
-        plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
-        if isinstance(plan, Approval):
+        with self._in_flight_lock:
+            self._in_flight += 1
+        try:
+            with self._without_waiting() as now:
+                plan = self._admit(name, args, principal, agent, session, tenant) if now else None
+            if plan is None:
+                plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
+            if not isinstance(plan, Approval):
+                return await self._run_async(plan)
             pending = self._awaited(plan, approval)
-            return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
-        return await self._run_async(plan)
+        finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
+        return await self.approvals.wait(pending.id, approval_timeout_s or self.approval_timeout_s)
 
     def decide(
         self,
@@ -669,8 +687,41 @@ class Gateway:
                 )
                 result = await asyncio.wait_for(running, tool.timeout)
         except BaseException as exc:
-            return await asyncio.to_thread(self._complete, plan, None, exc, started)
-        return await asyncio.to_thread(self._complete, plan, result, None, started)
+            return await self._acomplete(plan, None, exc, started)
+        return await self._acomplete(plan, result, None, started)
+
+    async def _acomplete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
+        if plan.reserved is None:  # a reservation's release goes to the state store: never on the loop
+            with self._without_waiting() as now:
+                if now:
+                    return self._complete(plan, result, error, started)
+        return await asyncio.to_thread(self._complete, plan, result, error, started)
+
+    @contextlib.contextmanager
+    def _without_waiting(self) -> Iterator[bool]:
+        """True while a call's admission or outcome may run on the event loop: when it is the only ``acall`` in
+        flight (with others, a thread lets the loop serve them during its commit, and lets their records share
+        commits) and nothing in it can wait for anything but this thread's CPU. That holds with no resolvers,
+        detectors or ledger (user code, perhaps remote), no stateful rule (the state store), no policy reload due
+        (a parse), SQLite without fsync, no refused outcome waiting to be retried, and the group commit's lead,
+        the connection and the writer lock all free this instant; they are held until the step is over, so its
+        writes never wait for another thread or process of ours. Anything else: False, and the step goes to a
+        thread as before."""
+        context, db = self.context, self.db
+        if (
+            self._in_flight > 1 or self._pending
+            or context.resolvers or context.detectors or context.spend_source is not None
+            or db.backend != "sqlite" or db.durability != "process" or self.policy.reload_due()
+            or history_scopes(self.policy.current())
+        ):  # fmt: skip
+            yield False
+            return
+        with self.audit.held_without_waiting() as held, self.policy.pinned():
+            self._on_loop.held = held  # its writes retry no refused outcome: their lock may wait for this lead
+            try:
+                yield held
+            finally:
+                self._on_loop.held = False
 
     def _complete(self, plan: _Plan, result: Any, error: BaseException | None, started: float) -> Any:
         """Redact, record the outcome (and the approval's), then return the result or raise why not."""
@@ -721,7 +772,8 @@ class Gateway:
             settle = self.approvals.store.finish
             writes.append(functools.partial(settle, plan.approval_id, ok=outcome == "ok", result=result))
         deferred = defer and self.outcome_delay_s > 0 and len(writes) == 1
-        if self._pending and self.record_pending_outcomes():  # earlier outcomes wait still: this one joins them
+        held = self._on_loop.held  # see _without_waiting: this thread holds the group commit's lead
+        if self._pending and not held and self.record_pending_outcomes():  # earlier outcomes wait: join them
             with self._pending_lock:
                 self._pending.extend(writes)
             return deferred  # a deferred outcome's caller does not wait for its commit, whenever that will be
@@ -731,8 +783,7 @@ class Gateway:
             try:
                 write()
             except BaseException as exc:
-                with self._pending_lock:
-                    self._pending.extend(writes[done:])
+                self._wait_for_storage(writes[done:], held)
                 if not isinstance(exc, Exception):
                     raise
                 log.exception("gateway: the outcome of call %s waits for the database", plan.event["call_id"])
@@ -772,9 +823,19 @@ class Gateway:
         )
 
     def _append(self, record: AuditEvent) -> None:
-        if self._pending:
+        if self._pending and not self._on_loop.held:
             self.record_pending_outcomes()
         self.audit.append(record)
+
+    def _wait_for_storage(self, writes: list[Callable[[], Any]], held: bool) -> None:
+        """Keep refused writes for the next attempt. A step holding the group commit's lead takes no lock for it:
+        ``record_pending_outcomes`` may hold that lock in another thread while its write waits for the lead (the
+        deque's ``extend`` is atomic, and the retries only take from the left)."""
+        if held:
+            self._pending.extend(writes)
+            return
+        with self._pending_lock:
+            self._pending.extend(writes)
 
     def flush(self) -> int:
         """Commit the deferred outcome records now, and retry those the database refused; return how many still

@@ -24,7 +24,8 @@ import atexit
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 from agentcore.errors import AgentCoreError
@@ -100,8 +101,30 @@ class GroupCommit(Generic[T, R]):
         self._finished_count = 0
         self.batches = 0  # committed batches and the items in them: items / batches is the mean batch size
         self.items = 0
+        self._holder: int | None = None  # the thread holding the lead through ``holding``
+
+    @contextmanager
+    def holding(self) -> Iterator[bool]:
+        """Take the lead without waiting, if nobody has it and nothing is queued (True; else False, and nothing is
+        held): meanwhile this thread's ``submit`` writes at once and other callers queue behind it."""
+        me = threading.get_ident()
+        with self._mutex:
+            free = not self._leading and not self._queue and self._holder is None
+            if free:
+                self._leading, self._holder = True, me
+        if not free:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._mutex:
+                self._holder = None
+                self._pass_lead()
 
     def submit(self, item: T) -> R:
+        if self._holder is not None and self._holder == threading.get_ident():
+            return self._write_held(item)
         with self._mutex:
             alone = not self._leading and not self._queue
             if alone:  # nothing in progress, nothing queued: write it at once, without a slot
@@ -136,6 +159,19 @@ class GroupCommit(Generic[T, R]):
         with self._mutex:
             self._finished_count += 1
             self._pass_lead()
+        return result
+
+    def _write_held(self, item: T) -> R:
+        """``submit`` by the thread in ``holding``: it has the lead already, and keeps it."""
+        with self._mutex:
+            self._queued += 1
+        try:
+            result = self._write([item])[0]
+        finally:
+            with self._mutex:
+                self._finished_count += 1
+        self.batches += 1
+        self.items += 1
         return result
 
     def defer(self, item: T, done: Done) -> None:

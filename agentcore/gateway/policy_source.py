@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -87,14 +88,30 @@ class PolicySource:
         self._stamp = _fingerprint(self.paths)
         self._next_check = time.monotonic() + interval_s
         self._lock = threading.Lock()
+        self._pinned = threading.local()  # .on: this thread's current() reloads nothing (see ``pinned``)
         self.status = PolicyStatus(
             paths=[str(p) for p in self.paths], bundle_hash=self._engine.bundle_hash, loaded_at=time.time()
         )
 
     def current(self) -> PolicyEngine:
-        if self.reload and time.monotonic() >= self._next_check:
+        if self.reload and time.monotonic() >= self._next_check and not getattr(self._pinned, "on", False):
             self.check_now()
         return self._engine
+
+    def reload_due(self) -> bool:
+        """Will the next ``current()`` look at the files (and perhaps parse a changed bundle)?"""
+        return self.reload and time.monotonic() >= self._next_check
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Meanwhile this thread's ``current()`` keeps the active bundle: a reload waits for the next call outside.
+        For a step that holds the database: a reload's status update writes to it, and another thread reloading
+        at the same moment would wait for the database while this one waited for the reload."""
+        before, self._pinned.on = getattr(self._pinned, "on", False), True
+        try:
+            yield
+        finally:
+            self._pinned.on = before
 
     def check_now(self) -> bool:
         """Reload if the files changed; return True when a new bundle became active."""

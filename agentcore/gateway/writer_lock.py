@@ -25,30 +25,47 @@ if hasattr(os, "register_at_fork"):
 
 
 class WriterLock:
-    """``acquire``/``release`` an exclusive lock on ``path`` (created empty if missing). Not reentrant; callers
-    serialise their own threads first. Reopened in a forked child, whose descriptor would share the parent's lock.
+    """``acquire``/``release`` an exclusive lock on ``path`` (created empty if missing). Nested takes count (the
+    lock is dropped by the outermost release), but it does not serialise threads: callers do that first. Reopened
+    in a forked child, whose descriptor would share the parent's lock.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._fd = -1
         self._pid = 0
+        self._depth = 0
 
     def acquire(self) -> None:
+        self._take(blocking=True)
+
+    def try_acquire(self) -> bool:
+        """Take the lock only if no other process holds it (no wait); False when one does."""
+        return self._take(blocking=False)
+
+    def _take(self, *, blocking: bool) -> bool:
         if sys.platform == "win32":
-            return
+            return True
         if self._pid != _process[0]:
             if self._fd >= 0:  # inherited: closing our copy leaves the parent's lock alone (LOCK_UN would not)
                 os.close(self._fd)
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            self._pid = _process[0]
-        fcntl.flock(self._fd, fcntl.LOCK_EX)  # releases the GIL while it waits
+            self._pid, self._depth = _process[0], 0
+        if self._depth == 0:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)  # GIL released
+            except BlockingIOError:
+                return False
+        self._depth += 1
+        return True
 
     def release(self) -> None:
-        if sys.platform != "win32" and self._pid == _process[0]:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        if sys.platform != "win32" and self._pid == _process[0] and self._depth > 0:
+            self._depth -= 1
+            if self._depth == 0:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
         if self._pid == _process[0] and self._fd >= 0:
             os.close(self._fd)
-        self._fd, self._pid = -1, 0
+        self._fd, self._pid, self._depth = -1, 0, 0

@@ -392,3 +392,31 @@ def test_a_kill_9_during_batched_commits_loses_no_acknowledged_call(tmp_path: Pa
             by_call[json.loads(row["detail"])["args"]["n"]] = row["call_id"]
     assert all(by_call[n] in finished for n in acknowledged)  # every acknowledged call has its outcome
     log.db.close()
+
+
+def test_holding_the_lead_writes_at_once_and_other_callers_wait_for_it() -> None:
+    """``holding`` takes the lead only when it is free; the holder's submits write at once, another thread's wait
+    until it lets go, and nobody can hold it while someone else leads."""
+    written: list[list[str]] = []
+    group: GroupCommit[str, str] = GroupCommit(lambda items: (written.append(items), items)[1])
+    others: list[str] = []
+    with group.holding() as held:
+        assert held
+        assert group.submit("mine") == "mine"
+        other = threading.Thread(target=lambda: others.append(group.submit("theirs")))
+        other.start()
+        other.join(0.2)
+        assert other.is_alive() and others == []  # queued behind the holder
+        done = threading.Event()
+        with_lead: list[bool] = []
+
+        def try_hold() -> None:
+            with group.holding() as second:
+                with_lead.append(second)
+            done.set()
+
+        threading.Thread(target=try_hold).start()
+        assert done.wait(5) and with_lead == [False]
+    other.join(5)
+    assert others == ["theirs"] and written == [["mine"], ["theirs"]]
+    assert (group.batches, group.items) == (2, 2)

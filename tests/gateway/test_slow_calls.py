@@ -1,5 +1,6 @@
 """A slow tool, resolver or audit write holds up only its own call: admission, sync tools and the outcome's commit
-run off the event loop, and a resolver that misses its deadline fails closed into an audited deny."""
+run off the event loop (admission and outcome on it only when nothing in them can wait), and a resolver that
+misses its deadline fails closed into an audited deny."""
 
 from __future__ import annotations
 
@@ -143,3 +144,164 @@ def test_a_resolver_past_its_deadline_fails_closed_and_is_audited(make_gateway: 
 def test_resolver_timeout_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="resolver_timeout_s"):
         Gateway(None, database=str(tmp_path / "gw.db"), resolver_timeout_s=0)
+
+
+def _steps_on(gw: Gateway, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """Record each admission and outcome of ``gw``: (step, whether it ran on the event loop's thread)."""
+    steps: list[tuple[str, bool]] = []
+    loop_thread = threading.get_ident()  # asyncio.run below runs the loop in this thread
+    for step in ("_admit", "_complete"):
+        original = getattr(gw, step)
+
+        def traced(*args: Any, _step: str = step, _original: Any = original, **kwargs: Any) -> Any:
+            steps.append((_step, threading.get_ident() == loop_thread))
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(gw, step, traced)
+    return steps
+
+
+def _echo_gateway(tmp_path: Path) -> Gateway:
+    (tmp_path / "p.policy").write_text('policy "p"\nallow t.echo.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"), reload=False)
+
+    @gw.tool(name="t.echo")
+    async def echo(text: str) -> str:
+        return text
+
+    return gw
+
+
+def test_admission_and_outcome_run_on_the_loop_when_nothing_can_make_them_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No resolver, no stateful rule, SQLite without fsync and every lock free: both steps run on the loop (two
+    thread hand-offs fewer per call), decided and audited exactly as in a thread."""
+    gw = _echo_gateway(tmp_path)
+    steps = _steps_on(gw, monkeypatch)
+    try:
+        assert asyncio.run(gw.acall("t.echo", {"text": "hi"}, principal="ann")) == "hi"
+        assert steps == [("_admit", True), ("_complete", True)]
+        records = [json.loads(line) for line in gw.audit.export_jsonl()]
+        assert [(r["kind"], r["outcome"]) for r in records] == [("decision", "started"), ("execution", "ok")]
+        assert gw.audit.verify().records == 2
+    finally:
+        gw.close()
+
+
+def test_a_step_that_would_wait_for_the_database_goes_to_a_thread_and_the_loop_carries_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another thread holds the database connection (a long write, a WAL restart): the admission must not wait for
+    it on the loop. It waits in a thread; meanwhile the loop keeps serving (the ticker ticks)."""
+    gw = _echo_gateway(tmp_path)
+    steps = _steps_on(gw, monkeypatch)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with gw.db.lock:
+            held.set()
+            release.wait(5)  # bounded: a blocked loop makes the test fail instead of hang
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(5)
+
+    async def main() -> tuple[str, int]:
+        ticks = 0
+        call = asyncio.create_task(gw.acall("t.echo", {"text": "hi"}, principal="ann"))
+        while ticks < 5:
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not call.done()  # still waiting for the connection, and the loop is not
+        release.set()
+        return await call, ticks
+
+    try:
+        assert asyncio.run(main()) == ("hi", 5)
+        assert steps[0] == ("_admit", False)
+        assert gw.audit.verify().records == 2
+    finally:
+        release.set()
+        holder.join(5)
+        gw.close()
+
+
+def test_with_a_resolver_admission_stays_in_a_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resolver is user code that may wait on the network: admission keeps running off the loop."""
+    gw = _echo_gateway(tmp_path)
+
+    @gw.resolver("order")
+    def order(order_id: str) -> dict[str, str]:
+        return {"status": "pending"}
+
+    steps = _steps_on(gw, monkeypatch)
+    try:
+        assert asyncio.run(gw.acall("t.echo", {"text": "hi"}, principal="ann")) == "hi"
+        assert steps == [("_admit", False), ("_complete", False)]
+    finally:
+        gw.close()
+
+
+def test_while_another_call_is_in_flight_the_steps_go_to_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With other calls in flight, a thread lets the loop serve them during a commit (and their records share
+    commits): only a call alone runs its steps on the loop."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow t.wait.\nallow t.echo.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"), reload=False)
+
+    async def main() -> list[str]:
+        inside, release = asyncio.Event(), asyncio.Event()
+
+        @gw.tool(name="t.wait")
+        async def wait() -> str:
+            inside.set()
+            await release.wait()
+            return "waited"
+
+        @gw.tool(name="t.echo")
+        async def echo(text: str) -> str:
+            return text
+
+        first = asyncio.create_task(gw.acall("t.wait", {}, principal="ann"))
+        await inside.wait()
+        second = await gw.acall("t.echo", {"text": "hi"}, principal="bob")
+        release.set()
+        return [await first, second]
+
+    steps = _steps_on(gw, monkeypatch)
+    try:
+        assert asyncio.run(main()) == ["waited", "hi"]
+        assert steps == [("_admit", True), ("_admit", False), ("_complete", False), ("_complete", True)]
+        assert gw._in_flight == 0
+    finally:
+        gw.close()
+
+
+def test_a_due_policy_reload_sends_the_admission_to_a_thread_and_never_happens_while_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reload parses the bundle and records its status in the database: never inside a step that holds the
+    database on the loop (another thread reloading then would wait for the database, and this one for it)."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow t.echo.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"))
+
+    @gw.tool(name="t.echo")
+    async def echo(text: str) -> str:
+        return text
+
+    steps = _steps_on(gw, monkeypatch)
+    try:
+        loaded = gw.policy.current()
+        (tmp_path / "p.policy").write_text('policy "p"\ndeny t.echo.\n')
+        monkeypatch.setattr(gw.policy, "_next_check", 0.0)  # due now
+        with gw.policy.pinned():
+            assert gw.policy.current() is loaded  # not reloaded
+            assert gw.policy.reload_due()
+        with pytest.raises(ToolDenied):
+            asyncio.run(gw.acall("t.echo", {"text": "hi"}, principal="ann"))
+        assert steps == [("_admit", False)]  # reloaded in a thread, where the new deny applied
+        assert gw.policy.current() is not loaded and not gw.policy.reload_due()
+    finally:
+        gw.close()

@@ -97,3 +97,30 @@ def test_in_memory_databases_have_no_writer_lock() -> None:
     db = Database("sqlite:///:memory:")
     assert db.writers is None
     db.close()
+
+
+def test_try_acquire_does_not_wait_for_another_process_and_nested_takes_count(tmp_path: Path) -> None:
+    """What lets a call's audit write run on the event loop: it takes the lock only if nobody holds it, and the
+    commit inside, which takes it again, must not drop it early."""
+    path = tmp_path / "x.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    assert holder.stdout.readline().strip() == "held"
+    lock = WriterLock(path)
+    assert not lock.try_acquire()  # another process has it: no wait
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline().strip() == "released"
+    assert lock.try_acquire()
+    lock.acquire()  # nested: returns at once
+    lock.release()
+    other = WriterLock(path)
+    assert not other.try_acquire()  # the outer take still holds it
+    lock.release()
+    assert other.try_acquire()
+    other.release()
+    holder.communicate("\n", timeout=30)
+    lock.close()
+    other.close()
