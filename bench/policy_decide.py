@@ -15,7 +15,8 @@ agentcore's decisions on that part of the bundle are asserted identical to cedar
 both the expressible part and the whole bundle (which has more rules to evaluate than cedarpy's).
 ``--bundle compile`` times parsing and compiling 1,000 and 10,000 rules, and checking them.
 
-Each measurement is the fastest of three passes over the same requests, for both engines alike. Times are this
+Each measurement is the fastest of three passes over the same requests, for both engines alike, and within each
+pass the engines take turns in blocks of 500 requests, so a host whose speed drifts slows them alike. Times are this
 thread's CPU time (``time.thread_time_ns``), so a machine shared with other work does not charge
 its waiting to either engine; wall-clock rates are printed too. Prints ONE JSON line: decisions per CPU-second
 and p50/p99 µs of each, and the ratios. Needs cedarpy (the `bench` extra).
@@ -47,6 +48,7 @@ TOOLS = [f"svc{t // 10}.tool{t:02d}" for t in range(100)]
 ROLES = [f"role{r}" for r in range(8)]
 CATEGORIES = ["books", "games", "tools", "food", "toys", "music"]
 REPEATS = 3
+BLOCK = 500  # calls per engine's turn in timed()
 
 
 def bundle(rng: random.Random) -> str:
@@ -93,19 +95,31 @@ def requests(rng: random.Random, pool: dict[str, list[str]], count: int) -> list
     return made
 
 
-def timed(calls: list[Any], fn: Callable[[Any], Any]) -> tuple[list[Any], list[float]]:
-    """Results and per-call latencies (µs) of fn over calls: the fastest of REPEATS passes (like timeit)."""
-    passes = []
+def timed(*engines: tuple[list[Any], Callable[[Any], Any]]) -> list[tuple[list[Any], list[float]]]:
+    """For each (calls, fn): its results and per-call latencies (µs), the fastest of REPEATS passes (like timeit).
+
+    The engines take turns block by block (BLOCK calls each, the order rotating per block) within every pass, so a
+    machine whose speed drifts during the run (a shared host's neighbours, frequency changes) slows them alike and
+    their ratio measures the engines rather than the moment each one ran.
+    """
     clock = time.thread_time_ns
+    count = len(engines[0][0])
+    passes: list[list[tuple[float, list[Any], list[float]]]] = [[] for _ in engines]
     for _ in range(REPEATS):
-        results, latencies = [], []
-        for call in calls:
-            start = clock()
-            results.append(fn(call))
-            latencies.append((clock() - start) / 1000)
-        passes.append((sum(latencies), results, latencies))
-    _, results, latencies = min(passes, key=lambda p: p[0])
-    return results, latencies
+        results: list[list[Any]] = [[] for _ in engines]
+        latencies: list[list[float]] = [[] for _ in engines]
+        for block, start in enumerate(range(0, count, BLOCK)):
+            for turn in range(len(engines)):
+                index = (block + turn) % len(engines)
+                calls, fn = engines[index]
+                done, spent = results[index], latencies[index]
+                for call in calls[start : start + BLOCK]:
+                    began = clock()
+                    done.append(fn(call))
+                    spent.append((clock() - began) / 1000)
+        for index in range(len(engines)):
+            passes[index].append((sum(latencies[index]), results[index], latencies[index]))
+    return [min(runs, key=lambda p: p[0])[1:] for runs in passes]
 
 
 def best(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -260,9 +274,11 @@ def race_v2(rng: random.Random, count: int) -> dict[str, Any]:
     gc.disable()
     whole.decide_many(batch[:2000])
     expressible.decide_many(batch[:2000])
-    full_decisions, full_latency = timed(batch, whole.decide)
-    ours, our_latency = timed(batch, expressible.decide)
-    cedar, cedar_latency = timed(cedar_calls, lambda c: cedarpy.is_authorized(c[1], per_tool[c[0]], entities).allowed)
+    (full_decisions, full_latency), (ours, our_latency), (cedar, cedar_latency) = timed(
+        (batch, whole.decide),
+        (batch, expressible.decide),
+        (cedar_calls, lambda c: cedarpy.is_authorized(c[1], per_tool[c[0]], entities).allowed),
+    )
     gc.enable()
     allowed = [d.effect is Effect.ALLOW for d in ours]
     assert allowed == cedar, "decisions differ on the Cedar-expressible part of the v2 bundle"
@@ -305,10 +321,11 @@ def race_v1(rng: random.Random, count: int) -> dict[str, Any]:
 
     decide = engine.decide
     engine.decide_many(batch[:2000])  # warm the plan and decision caches like a running gateway
-    ours, our_latency = timed(batch, decide)
+    (ours, our_latency), (cedar, cedar_latency) = timed(
+        (batch, decide), (cedar_calls, lambda c: cedarpy.is_authorized(c[1], per_tool[c[0]], entities).allowed)
+    )
     ours_batch, ours_batch_s, ours_wall_s = best(lambda: engine.decide_many(batch))
 
-    cedar, cedar_latency = timed(cedar_calls, lambda c: cedarpy.is_authorized(c[1], per_tool[c[0]], entities).allowed)
     groups: dict[str, list[int]] = defaultdict(list)
     for index, (tool, _) in enumerate(cedar_calls):
         groups[tool].append(index)
@@ -323,7 +340,7 @@ def race_v1(rng: random.Random, count: int) -> dict[str, Any]:
 
     cedar_batch, cedar_batch_s, cedar_wall_s = best(cedar_batched)
     subset = cedar_calls[:2000]
-    naive, naive_latency = timed(subset, lambda c: cedarpy.is_authorized(c[1], full, entities).allowed)
+    [(naive, naive_latency)] = timed((subset, lambda c: cedarpy.is_authorized(c[1], full, entities).allowed))
     gc.enable()
 
     allowed = [d.effect is Effect.ALLOW for d in ours]
