@@ -426,7 +426,8 @@ class MemoryStore:
 
     def get_record(self, actor_id: str, record_id: int) -> MemoryRecord:
         check_id("actor_id", actor_id)
-        rows = self._fetch(RECORDS, actor_id, [record_id])
+        with self.engine.connect() as connection:
+            rows = self._fetch(connection, RECORDS, actor_id, [record_id])
         if record_id not in rows:
             raise MemoryNotFoundError(f"record {record_id} does not exist for actor {actor_id!r} (or has expired)")
         return record_from_row(rows[record_id])
@@ -740,7 +741,7 @@ class MemoryStore:
                 now=scope.now,
                 context=context,
             )
-            return hits, self._fetch(scope.table, scope.actor_id, [hit.id for hit in hits], connection)
+            return hits, self._fetch(connection, scope.table, scope.actor_id, [hit.id for hit in hits])
 
     def _candidates(
         self,
@@ -754,28 +755,17 @@ class MemoryStore:
     ) -> search.Candidates:
         """The rows to rank: full-text matches plus the vector side's nominees, or every in-scope row.
 
-        pgvector's nominees come in scope, with their embeddings; only the full-text matches among them read again.
-
         Nominees come without the scope's namespace/expiry/metadata conditions on SQLite; when fewer than
         ``needed`` survive them, a wider nomination (then everything) is read, so the vector ranking is
         the one over the rows in scope.
         """
         if vector is None:
             return search.load_candidates(connection, scope, keep, with_times=with_times, ids=fulltext or [])
-        pgvector = isinstance(self._nominator, PgVectorIndex)
-        for factor in PGVECTOR_FUSED_FACTORS if pgvector and fulltext is not None else NOMINATION_FACTORS:
+        if isinstance(self._nominator, PgVectorIndex):
+            return self._pgvector_candidates(self._nominator, connection, scope, keep, with_times, vector, fulltext,
+                                             needed)  # fmt: skip
+        for factor in NOMINATION_FACTORS:
             limit = factor * needed
-            if isinstance(self._nominator, PgVectorIndex):
-                nominees, read = self._nominator.nearest(connection, scope, keep, with_times, vector, limit)
-                if read < limit or len(nominees.ids) >= needed:
-                    present = set(nominees.ids.tolist())
-                    rest = [row_id for row_id in fulltext or [] if row_id not in present]
-                    if rest:  # a light actor has every full-text match among its nominees
-                        nominees = nominees.merged(
-                            search.load_candidates(connection, scope, keep, with_times=with_times, ids=rest)
-                        )
-                    return nominees.by_id()
-                continue
             nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
             if nominated is None:
                 break
@@ -784,6 +774,32 @@ class MemoryStore:
             )
             if len(nominated) < limit or np.isin(candidates.ids, nominated).sum() >= needed:
                 return candidates
+        return search.load_candidates(connection, scope, keep, with_times=with_times)
+
+    @staticmethod
+    def _pgvector_candidates(
+        nominator: PgVectorIndex,
+        connection: Connection,
+        scope: Scope,
+        keep: Predicate | None,
+        with_times: bool,
+        vector: np.ndarray,
+        fulltext: list[int] | None,
+        needed: int,
+    ) -> search.Candidates:
+        """pgvector's nominees come in scope, with their embeddings: only the full-text matches outside them are
+        read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``)."""
+        for factor in PGVECTOR_FUSED_FACTORS if fulltext is not None else NOMINATION_FACTORS:
+            limit = factor * needed
+            nominees, read = nominator.nearest(connection, scope, keep, with_times, vector, limit)
+            if read < limit or len(nominees.ids) >= needed:
+                present = set(nominees.ids.tolist())
+                rest = [row_id for row_id in fulltext or [] if row_id not in present]
+                if rest:  # a light actor has every full-text match among its nominees
+                    nominees = nominees.merged(
+                        search.load_candidates(connection, scope, keep, with_times=with_times, ids=rest)
+                    )
+                return nominees.by_id()
         return search.load_candidates(connection, scope, keep, with_times=with_times)
 
     def _unit(self, vectors: Any, rows: int) -> np.ndarray:
@@ -803,16 +819,11 @@ class MemoryStore:
         """``table`` with its pgvector column when enabled: the statements that write embeddings use it."""
         return vector_table(table, self.dimension) if self.pgvector else table
 
-    def _fetch(
-        self, table: Any, actor_id: str, ids: Sequence[int], connection: Connection | None = None
-    ) -> dict[int, RowMapping]:
+    def _fetch(self, connection: Connection, table: Any, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
         if not ids:
             return {}
         query = select(table).where(search.actor_for_ids(table, actor_id), table.c.id.in_(list(ids)), self._live(table))
-        if connection is not None:
-            return {row.id: row._mapping for row in connection.execute(query)}
-        with self.engine.connect() as own:
-            return {row.id: row._mapping for row in own.execute(query)}
+        return {row.id: row._mapping for row in connection.execute(query)}
 
     def _compact_after_delete(self) -> None:
         """SQLite: fold the WAL into the main file and truncate it, so deleted pages leave no copy behind."""

@@ -123,15 +123,14 @@ class GroupCommit(Generic[T, R]):
                 self._pass_lead()
 
     def submit(self, item: T) -> R:
-        if self._holder is not None and self._holder == threading.get_ident():
-            return self._write_held(item)
+        held = self._holder == threading.get_ident()  # in ``holding``: it has the lead already, and keeps it
         with self._mutex:
-            alone = not self._leading and not self._queue
+            alone = held or (not self._leading and not self._queue)
             if alone:  # nothing in progress, nothing queued: write it at once, without a slot
                 self._leading = True
                 self._queued += 1
         if alone:
-            return self._write_alone(item)
+            return self._write_alone(item, keep_lead=held)
         slot: _Slot[T, R] = _Slot(item)
         with self._mutex:
             self._queue.append(slot)
@@ -144,35 +143,20 @@ class GroupCommit(Generic[T, R]):
         self._lead(slot)
         return slot.outcome()
 
-    def _write_alone(self, item: T) -> R:
+    def _write_alone(self, item: T, *, keep_lead: bool) -> R:
         """The uncontended case of ``_lead``: the caller holds the lead with an empty queue, so its batch is its
-        own item; it writes it (its error is its own, as a batch of one's is), then passes the lead on."""
+        own item; it writes it (its error is its own, as a batch of one's is), then passes the lead on unless it
+        keeps it (``holding``)."""
         try:
             result = self._write([item])[0]
-        except BaseException:
-            with self._mutex:
-                self._finished_count += 1
-                self._pass_lead()
-            raise
-        self.batches += 1
-        self.items += 1
-        with self._mutex:
-            self._finished_count += 1
-            self._pass_lead()
-        return result
-
-    def _write_held(self, item: T) -> R:
-        """``submit`` by the thread in ``holding``: it has the lead already, and keeps it."""
-        with self._mutex:
-            self._queued += 1
-        try:
-            result = self._write([item])[0]
+            self.batches += 1
+            self.items += 1
+            return result
         finally:
             with self._mutex:
                 self._finished_count += 1
-        self.batches += 1
-        self.items += 1
-        return result
+                if not keep_lead:
+                    self._pass_lead()
 
     def defer(self, item: T, done: Done) -> None:
         """Queue ``item`` for the next batch without waiting for it; ``done`` is called once that batch is over."""

@@ -94,7 +94,7 @@ class PolicySource:
         )
 
     def current(self) -> PolicyEngine:
-        if self.reload and time.monotonic() >= self._next_check and not getattr(self._pinned, "on", False):
+        if self.reload_due() and not getattr(self._pinned, "on", False):
             self.check_now()
         return self._engine
 

@@ -97,6 +97,10 @@ def test_bulk_import_without_pgvector_only_analyzes(
         ids = _fill(store, vectors)
     hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
     assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
+    if postgresql:  # analyze() ran: the planner knows the row count
+        with store.engine.connect() as connection:
+            counted = connection.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'memory_records'::regclass"))
+            assert counted.scalar() == 50
 
 
 @pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)

@@ -116,9 +116,14 @@ def test_the_commonest_item_tests_run_their_own_loop() -> None:
     bound=st.one_of(st.integers(-20, 20), st.decimals(-20, 20, places=2), st.sampled_from([10**70, -(10**70)])),
     whole=st.one_of(st.integers(-25, 25), st.sampled_from([10**70, -(10**70), 10**70 + 1])),
 )
-def test_an_interval_compares_whole_numbers_as_the_operator(op: str, bound: int | Decimal, whole: int) -> None:
+def test_an_interval_and_its_cut_compare_whole_numbers_as_the_operator(
+    op: str, bound: int | Decimal, whole: int
+) -> None:
+    """The item loops test ``cut < n`` (one comparison of whole numbers) for the interval ``low < n < high``."""
     low, high = _interval(op, bound)
     assert (low < whole < high) is getattr(operator, op)(whole, bound)
+    cut, above = _cut(low, high)
+    assert ((cut < whole) is above) is getattr(operator, op)(whole, bound)
 
 
 def test_a_tally_stops_at_the_items_it_was_asked_for() -> None:
@@ -139,17 +144,6 @@ def test_an_affix_slice_is_starts_and_ends_with(text: str, value: str, prefix: b
     text included (every text starts and ends with it)."""
     expected = value.startswith(text) if prefix else value.endswith(text)
     assert (value[_affix_slice(text, prefix)] == text) is expected
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    op=st.sampled_from(["gt", "ge", "lt", "le"]),
-    bound=st.one_of(st.integers(-20, 20), st.decimals(-20, 20, places=2), st.sampled_from([10**70, -(10**70)])),
-    whole=st.one_of(st.integers(-25, 25), st.sampled_from([10**70, -(10**70), 10**70 + 1])),
-)
-def test_a_cut_compares_whole_numbers_as_the_operator(op: str, bound: int | Decimal, whole: int) -> None:
-    cut, above = _cut(*_interval(op, bound))
-    assert ((cut < whole) is above) is getattr(operator, op)(whole, bound)
 
 
 def test_an_item_whose_first_part_is_false_is_not_read_further() -> None:
