@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from agentcore import Gateway, ToolDenied
+from agentcore import Gateway, OutcomeNotRecorded, ToolDenied
 from agentcore.gateway.audit import AuditEvent
 from agentcore.gateway.mcp import McpProxy, load_config
 
@@ -185,6 +185,34 @@ def test_admission_and_outcome_run_on_the_loop_when_nothing_can_make_them_wait(
         records = [json.loads(line) for line in gw.audit.export_jsonl()]
         assert [(r["kind"], r["outcome"]) for r in records] == [("decision", "started"), ("execution", "ok")]
         assert gw.audit.verify().records == 2
+    finally:
+        gw.close()
+
+
+def test_an_outcome_the_database_refuses_on_the_loop_is_kept_and_completed_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outcome's write fails while its step holds the group commit's lead on the loop: the caller gets
+    ``OutcomeNotRecorded`` with the result (the tool ran), the record stays "started", and once storage returns
+    the next call (its admission in a thread while a refused outcome waits) completes it first."""
+    gw = _echo_gateway(tmp_path)
+    steps = _steps_on(gw, monkeypatch)
+    with gw.db.write("test") as cursor:
+        cursor.execute(
+            "CREATE TRIGGER disk_full BEFORE INSERT ON gateway_audit WHEN NEW.kind = 'execution' "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+    try:
+        with pytest.raises(OutcomeNotRecorded) as refused:
+            asyncio.run(gw.acall("t.echo", {"text": "hi"}, principal="ann"))
+        assert refused.value.result == "hi" and steps == [("_admit", True), ("_complete", True)]
+        with gw.db.write("test") as cursor:
+            cursor.execute("DROP TRIGGER disk_full")  # storage is back
+        assert asyncio.run(gw.acall("t.echo", {"text": "again"}, principal="ann")) == "again"
+        assert steps[2] == ("_admit", False)  # a waiting outcome: admission in a thread, which writes it first
+        records = [json.loads(line) for line in gw.audit.export_jsonl()]
+        executions = [r["call_id"] for r in records if r["kind"] == "execution"]
+        assert executions[0] == refused.value.audit_id and len(executions) == 2 and gw.audit.verify().ok
     finally:
         gw.close()
 
