@@ -73,6 +73,40 @@ def test_keeps_connections_alive_and_streams_chunked_bodies() -> None:
     asyncio.run(main())
 
 
+def test_a_body_read_in_part_then_closed_leaves_its_reused_connection_alone() -> None:
+    """The SDK stops reading an SSE body at the event it waits for and closes the response; the abandoned body
+    iterator is finalized later, by which time its connection may carry the next request (a handshake-era
+    upstream's POSTs: the one after ``initialize`` failed with "closed the connection mid-response")."""
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/sse":  # the whole stream in one write: the response is complete once its first event is read
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            writer.write(b"b\r\ndata: one\n\n\r\nb\r\ndata: two\n\n\r\n0\r\n\r\n")
+        else:
+            writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 2\r\n\r\nok")
+        return True
+
+    async def main() -> None:
+        server, port, connections = await _serve(handler)
+        async with server:
+            transport = Http11Transport()
+            sse = await transport.handle_async_request(httpx2.Request("GET", f"http://127.0.0.1:{port}/sse"))
+            assert isinstance(sse.stream, httpx2.AsyncByteStream)
+            events = sse.stream.__aiter__()
+            assert await events.__anext__() == b"data: one\n\n"
+            await sse.aclose()  # the reader is done: the complete response's connection goes back to the pool
+            post = asyncio.create_task(
+                transport.handle_async_request(httpx2.Request("POST", f"http://127.0.0.1:{port}/n"))
+            )
+            await asyncio.sleep(0)  # the POST is written on the pooled connection and waits for its answer
+            await events.aclose()  # the abandoned iterator is finalized meanwhile
+            assert await (await post).aread() == b"ok"
+            assert connections[0] == 1
+            await transport.aclose()
+
+    asyncio.run(main())
+
+
 def test_closed_connections_eof_bodies_and_timeouts() -> None:
     async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
         if path == "/eof":  # no length, no chunking: the body ends when the server closes

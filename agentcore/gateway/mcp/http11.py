@@ -187,7 +187,12 @@ class _Body(httpx2.AsyncByteStream):
                     break
                 await connection.wait(self.timeout)
         except BaseException:
-            connection.close()  # cancelled or failed mid-body: the connection's state is unknown
+            # Cancelled or failed mid-body: the connection's state is unknown. Unless the body was closed first:
+            # a reader that stops early (the SDK, at the SSE event it waited for) closes the response, and this
+            # generator is finalized later, when the connection may already carry another request.
+            if not self.released:
+                self.released = True
+                connection.close()
             raise
         await self.aclose()
 
