@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -41,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -455,10 +457,13 @@ def _compare(
     }
 
 
-def mcp_proxy(calls: int) -> dict[str, Any]:
+@contextlib.contextmanager
+def mcp_servers(tree: Path = ROOT) -> Iterator[tuple[str, str, str, dict[str, int]]]:
+    """The test upstream server and a proxy in front of it (HTTP, a bearer JWT, one allow rule), both running the
+    code of checkout ``tree``: (direct URL, proxy URL, the token, their pids) until the block ends."""
     import jwt
 
-    upstream_script = ROOT / "tests" / "gateway" / "mcp_upstream.py"
+    upstream_script = tree / "tests" / "gateway" / "mcp_upstream.py"
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "p.policy").write_text('policy "b"\nallow crm.lookup for users with role "support".\n')
         config = Path(tmp) / "gateway.toml"
@@ -468,24 +473,29 @@ def mcp_proxy(calls: int) -> dict[str, Any]:
             '[gateway.auth]\nalgorithms = ["HS256"]\nsecret_env = "BENCH_GW_SECRET"\n'
             f'[[gateway.targets]]\nname = "crm"\nurl = "http://127.0.0.1:{up_port}/mcp"\n'
         )
-        env = {**os.environ, "BENCH_GW_SECRET": SECRET}
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "BENCH_GW_SECRET": SECRET, "PYTHONPATH": path}  # the checkout's agentcore first
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
         upstream = subprocess.Popen([sys.executable, str(upstream_script), str(up_port)], **quiet)  # type: ignore[call-overload]
         cli = [str(Path(sys.executable).parent / "agentcore"), "gateway", "serve", "--config", str(config)]
         proxy = None
         try:
             _wait(up_port, upstream)
-            proxy = subprocess.Popen([*cli, "--transport", "http", "--port", str(gw_port)], env=env, **quiet)  # type: ignore[call-overload]
+            proxy = subprocess.Popen([*cli, "--transport", "http", "--port", str(gw_port)], **quiet)  # type: ignore[call-overload]
             _wait(gw_port, proxy)
             token = jwt.encode({"sub": "bench", "roles": ["support"], "exp": int(time.time()) + 3600}, SECRET)
             direct_url, proxy_url = f"http://127.0.0.1:{up_port}/mcp", f"http://127.0.0.1:{gw_port}/mcp"
-            pids = {"proxy": proxy.pid, "upstream": upstream.pid}
-            return {f"clients_{n}": _compare(direct_url, proxy_url, token, n, calls, pids) for n in (1, 8, 32)}
+            yield direct_url, proxy_url, token, {"proxy": proxy.pid, "upstream": upstream.pid}
         finally:
             for proc in (proxy, upstream):
                 if proc is not None:
                     proc.terminate()
                     proc.wait(timeout=10)
+
+
+def mcp_proxy(calls: int) -> dict[str, Any]:
+    with mcp_servers() as (direct_url, proxy_url, token, pids):
+        return {f"clients_{n}": _compare(direct_url, proxy_url, token, n, calls, pids) for n in (1, 8, 32)}
 
 
 def main() -> None:
