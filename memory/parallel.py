@@ -5,11 +5,17 @@ full-text ranking and the HNSW nomination (docs/memory.md). Sent on two connecti
 at once. The second connection comes from a pool of its own: a search holds its main connection while it waits
 for the other statement, so both drawing on one pool could leave every connection held by a waiting search.
 Each statement keeps the actor's conditions: isolation never depends on which connection ran it.
+
+Only a large actor's query is split: for an actor with a few hundred rows both statements take well under a
+millisecond, and the hand-over to a thread and the second checkout cost more client CPU than the overlap saves.
+Which actors are large is learnt from their previous queries (:meth:`SideConnections.remember`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -18,6 +24,7 @@ from sqlalchemy.engine import Connection
 
 T = TypeVar("T")
 WORKERS = 4  # statements sent at once beside their searches; more searches queue for a worker
+REMEMBERED = 4096  # large actors remembered, least recently queried forgotten first
 
 
 class SideConnections:
@@ -27,6 +34,22 @@ class SideConnections:
         # recreate(): a new pool with the same connect function (URL, connect_args) and settings, pre-ping included
         self._engine = create_engine(engine.url, pool=engine.pool.recreate())
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentcore-memory-side")
+        self._large: OrderedDict[Hashable, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def worth_it(self, key: Hashable) -> bool:
+        """Whether ``key`` (a table and actor) was large when last queried."""
+        return key in self._large
+
+    def remember(self, key: Hashable, *, large: bool) -> None:
+        with self._lock:
+            if not large:
+                self._large.pop(key, None)
+                return
+            self._large[key] = None
+            self._large.move_to_end(key)
+            if len(self._large) > REMEMBERED:
+                self._large.popitem(last=False)
 
     def submit(self, work: Callable[[Connection], T]) -> Future[T]:
         return self._workers.submit(self._run, work)

@@ -193,7 +193,7 @@ def reused(purpose: tuple[Any, ...], scope: Scope, build: Callable[[], _T]) -> _
     statement = _REUSED.get(key)
     if statement is None:
         statement = _REUSED[key] = build()
-    return statement  # type: ignore[no-any-return]
+    return statement
 
 
 @dataclass(frozen=True)

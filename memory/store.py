@@ -18,7 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, Engine, Select, Table, bindparam, delete, func, or_, select, text, update
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Engine,
+    Select,
+    Table,
+    bindparam,
+    delete,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
@@ -711,7 +724,8 @@ class MemoryStore:
             return "namespace", exact, {"namespace": check_namespace(namespace)}
         value = check_namespace(prefix)
         # substr, not LIKE: '%' and '_' in a namespace are data, never wildcards
-        length, subtree = bindparam("prefix_length", required=True), bindparam("namespace_prefix", required=True)
+        length: BindParameter[int] = bindparam("prefix_length", required=True)
+        subtree: BindParameter[str] = bindparam("namespace_prefix", required=True)
         return (
             "subtree",
             func.substr(RECORDS.c.namespace, 1, length) == subtree,
@@ -745,6 +759,7 @@ class MemoryStore:
         if mode != "fulltext":
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
             vector = self._unit(np.asarray(vector).reshape(1, -1), 1)[0]
+        actor_key, side = (scope.table.name, scope.actor_id), self._side if vector is not None else None
         with self.engine.connect() as connection:
             ranking: Ranking = None
             if mode != "vector":
@@ -756,14 +771,17 @@ class MemoryStore:
                     informative_only=mode == "hybrid",
                     match_cap=self.fulltext_match_cap,
                 )
-                # with pgvector, a second backend ranks the full text while this connection nominates
-                ranking = self._side.submit(rank) if self._side is not None and vector is not None else rank(connection)
+                # a large actor's full text ranks in a second backend while this connection nominates (with pgvector)
+                ranking = side.submit(rank) if side is not None and side.worth_it(actor_key) else rank(connection)
             # fused or recency-weighted rankings look RANK_DEPTH deep; a plain vector ranking needs only top_k
             needed = top_k if ranking is None and recency_half_life is None else search.RANK_DEPTH
             candidates = self._candidates(
                 connection, scope, keep, recency_half_life is not None, vector, ranking, needed
             )
             fulltext = _ranked(ranking)
+            if side is not None and fulltext is not None:
+                # the nomination filled its limit: the actor has more rows in scope than a fused ranking reads
+                side.remember(actor_key, large=len(candidates.ids) >= search.RANK_DEPTH)
             context = None
             if session_context and vector is not None and fulltext is not None:
                 candidates, context = search.session_context(
@@ -803,12 +821,12 @@ class MemoryStore:
         ``needed`` survive them, a wider nomination (then everything) is read, so the vector ranking is
         the one over the rows in scope.
         """
-        if isinstance(self._nominator, PgVectorIndex) and vector is not None:
+        if vector is None:
+            return search.load_candidates(connection, scope, keep, with_times=with_times, ids=_ranked(ranking) or [])
+        if isinstance(self._nominator, PgVectorIndex):
             return self._pgvector_candidates(self._nominator, connection, scope, keep, with_times, vector, ranking,
                                              needed)  # fmt: skip
         fulltext = _ranked(ranking)
-        if vector is None:
-            return search.load_candidates(connection, scope, keep, with_times=with_times, ids=fulltext or [])
         for factor in NOMINATION_FACTORS:
             limit = factor * needed
             nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
