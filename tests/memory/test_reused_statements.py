@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from sqlalchemy.exc import StatementError
@@ -24,7 +26,11 @@ def _fill(store: MemoryStore) -> None:
             store.add_records(actor, news, embeddings=vectors)
 
 
-def test_each_query_runs_the_shared_statement_with_its_own_actor_and_namespace(store: MemoryStore) -> None:
+@pytest.mark.parametrize("pgvector", [None, False])  # PostgreSQL: HNSW nominations, or exact search without them
+def test_each_query_runs_the_shared_statement_with_its_own_actor_and_namespace(
+    make_store: Callable[..., MemoryStore], pgvector: bool | None
+) -> None:
+    store = make_store(pgvector=pgvector)
     _fill(store)
     query = np.ones(384, dtype=np.float32)
     built: int | None = None
