@@ -16,7 +16,7 @@ from functools import cache, partial
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Column, ColumnElement, Engine, MetaData, Table, literal_column, text
+from sqlalchemy import Column, ColumnElement, Engine, MetaData, Select, Table, bindparam, literal_column, text
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
@@ -25,7 +25,7 @@ from agentcore.memory.database import run_write
 from agentcore.memory.errors import MemoryStoreError
 from agentcore.memory.filters import Predicate
 from agentcore.memory.fulltext import FULLTEXT_TABLES
-from agentcore.memory.search import Candidates, Scope, candidate_query, to_candidates
+from agentcore.memory.search import Candidates, Scope, candidate_query, reused, to_candidates
 
 log = logging.getLogger(__name__)
 COLUMN = "embedding_vec"
@@ -178,12 +178,16 @@ class PgVectorIndex:
             ),
             {"ef_search": str(ef_search)},
         )
-        column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
-        statement = (
-            candidate_query(scope, keep, with_times)
-            .where(*scope.conditions, column.is_not(None))
-            .order_by(column.op("<=>")(vector_literal(query.astype("<f4").tobytes())))
-            .limit(limit)
-        )
-        rows = connection.execute(statement).all()
+        statement = reused(("nearest", keep is not None, with_times), scope, partial(_nearest, scope, keep, with_times))
+        nearest = {"query": vector_literal(query.astype("<f4").tobytes()), "limit": limit}
+        rows = connection.execute(statement, scope.params | nearest).all()
         return to_candidates(rows, keep, with_times=with_times), len(rows)
+
+
+def _nearest(scope: Scope, keep: Predicate | None, with_times: bool) -> Select[Any]:
+    """The scope's ``:limit`` rows nearest to ``:query`` (pgvector's text form) by cosine distance, through HNSW."""
+    column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
+    statement = candidate_query(scope, keep, with_times).where(*scope.conditions, column.is_not(None))
+    return statement.order_by(column.op("<=>")(bindparam("query", required=True))).limit(
+        bindparam("limit", required=True)
+    )

@@ -11,13 +11,26 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
-from sqlalchemy import ColumnElement, FromClause, Row, Select, Table, and_, cast, func, literal_column, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    FromClause,
+    Row,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy import column as sql_column
 from sqlalchemy import table as sql_table
 from sqlalchemy.dialects.postgresql import TSQUERY
@@ -129,19 +142,58 @@ STOPWORDS = frozenset(
 
 @dataclass
 class Scope:
-    """The rows of one table a query may touch; the first conditions are always the actor and expiry."""
+    """The rows of one table a query may touch; the first conditions are always the actor and expiry.
+
+    The conditions compare with named bind parameters that have no value (``params`` holds the values, and every
+    statement runs with them): a statement built for one query runs again for the next of the same ``shape``
+    (see :func:`reused`), and one run without its values fails instead of reading another actor's rows.
+    """
 
     table: Table
     actor_id: str
     now: datetime
     conditions: list[ColumnElement[bool]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    shape: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         column = self.table.c
         self.conditions[:0] = [
-            column.actor_id == self.actor_id,
-            or_(column.expires_at.is_(None), column.expires_at > self.now),
+            column.actor_id == _required(ACTOR_PARAM),
+            or_(column.expires_at.is_(None), column.expires_at > _required(NOW_PARAM)),
         ]
+        self.params |= {ACTOR_PARAM: self.actor_id, NOW_PARAM: self.now}
+
+    def narrow(self, name: str, condition: ColumnElement[bool], **params: Any) -> None:
+        """Add ``condition`` (its bind parameters named ``params``' keys); ``name`` stands for it in ``shape``,
+        so one name must always mean the same condition."""
+        if name in self.shape or params.keys() & self.params.keys():
+            raise ValueError(f"scope condition {name!r} or one of its parameters is already set")
+        self.conditions.append(condition)
+        self.shape.append(name)
+        self.params |= params
+
+
+ACTOR_PARAM, NOW_PARAM = "scope_actor_id", "scope_now"
+_T = TypeVar("_T")
+_REUSED: dict[tuple[Any, ...], Any] = {}
+
+
+def _required(name: str) -> Any:
+    return bindparam(name, required=True)
+
+
+def reused(purpose: tuple[Any, ...], scope: Scope, build: Callable[[], _T]) -> _T:
+    """``build()``'s statement for ``scope``, built once per purpose, table and shape and then run again with each
+    query's parameters: building a SQLAlchemy statement costs more client CPU than running it (docs/memory.md).
+    A scope whose conditions were not all added by :meth:`Scope.narrow` gets a new statement each time."""
+    if len(scope.conditions) != 2 + len(scope.shape):
+        return build()
+    key = (*purpose, scope.table, *scope.shape)
+    statement = _REUSED.get(key)
+    if statement is None:
+        statement = _REUSED[key] = build()
+    return statement
 
 
 @dataclass(frozen=True)
@@ -178,13 +230,13 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
 
 
-def actor_for_ids(table: FromClause, actor_id: str) -> ColumnElement[bool]:
-    """The actor condition of a lookup by primary keys, written so that the planner uses the keys.
+def actor_for_ids(table: FromClause) -> ColumnElement[bool]:
+    """The actor condition (``ACTOR_PARAM``) of a lookup by primary keys, written so that the planner uses the keys.
 
     With a plain ``actor_id = ?`` SQLite prefers the actor index and walks every entry of the actor
     (all 100,000 of a heavy one); ``actor_id || ''`` is the same test, kept out of index selection.
     """
-    return table.c.actor_id.concat("") == actor_id
+    return table.c.actor_id.concat("") == _required(ACTOR_PARAM)
 
 
 def load_candidates(
@@ -199,16 +251,20 @@ def load_candidates(
 
     Metadata and creation times are read only when needed: decoding them is most of a query's cost.
     """
-    column = scope.table.c
-    conditions = scope.conditions
-    if ids is not None:
-        conditions = [
-            actor_for_ids(scope.table, scope.actor_id),
-            *conditions[1:],
-            column.id.in_(list(dict.fromkeys(ids))),
-        ]
-    query = candidate_query(scope, keep, with_times).where(*conditions)
-    return to_candidates(connection.execute(query).all(), keep, with_times=with_times)
+
+    def build() -> Select[Any]:
+        conditions = scope.conditions
+        if ids is not None:
+            conditions = [
+                actor_for_ids(scope.table),
+                *conditions[1:],
+                scope.table.c.id.in_(bindparam("ids", expanding=True)),
+            ]
+        return candidate_query(scope, keep, with_times).where(*conditions)
+
+    query = reused(("candidates", keep is not None, with_times, ids is None), scope, build)
+    params = scope.params if ids is None else scope.params | {"ids": list(dict.fromkeys(ids))}
+    return to_candidates(connection.execute(query, params).all(), keep, with_times=with_times)
 
 
 def candidate_query(scope: Scope, keep: Predicate | None, with_times: bool) -> Select[Any]:
@@ -250,19 +306,10 @@ def fulltext_ranking(
     """
     if not terms:
         return []
-    table = scope.table
     if connection.dialect.name == "postgresql":
-        vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
-        words = func.to_tsquery("english", " | ".join(terms))
-        actor = cast(postgres_actor_lexeme(scope.actor_id), TSQUERY)
-        matches = select(table.c.id, vector.label("search_vector")).where(
-            vector.op("@@")(words.op("&&")(actor)), *scope.conditions
-        )
-        if match_cap is not None:
-            matches = matches.order_by(table.c.id.desc()).limit(match_cap)
-        found = matches.subquery()
-        query = select(found.c.id).order_by(func.ts_rank_cd(found.c.search_vector, words).desc(), found.c.id)
-        return list(connection.execute(query.limit(limit)).scalars())
+        query = reused(("fulltext", match_cap is not None), scope, lambda: _postgres_ranking(scope, match_cap))
+        words = {"words": " | ".join(terms), "actor_lexeme": postgres_actor_lexeme(scope.actor_id)}
+        return list(connection.execute(query, scope.params | words | {"cap": match_cap, "limit": limit}).scalars())
     for depth in (factor * limit for factor in FULLTEXT_FACTORS):
         ranked = sqlite_best_matches(connection, scope, terms, limit, depth, informative_only, match_cap)
         if ranked is not None:
@@ -271,7 +318,24 @@ def fulltext_ranking(
     query = select(scored.c.rowid).order_by(scored.c.score, scored.c.rowid)
     if informative_only:
         query = query.where(scored.c.score < -UNINFORMATIVE_BM25)
-    return list(connection.execute(query.limit(limit)).scalars())
+    return list(connection.execute(query.limit(limit), scope.params).scalars())
+
+
+def _postgres_ranking(scope: Scope, match_cap: int | None) -> Select[Any]:
+    """``ts_rank_cd`` order of the scope's rows matching ``:words`` (the newest ``:cap`` when capped), ``:limit`` ids;
+    the actor's lexeme (``:actor_lexeme``) narrows the GIN index scan to its posting list."""
+    table = scope.table
+    vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
+    words = func.to_tsquery("english", _required("words"))
+    actor = cast(_required("actor_lexeme"), TSQUERY)
+    matches = select(table.c.id, vector.label("search_vector")).where(
+        vector.op("@@")(words.op("&&")(actor)), *scope.conditions
+    )
+    if match_cap is not None:
+        matches = matches.order_by(table.c.id.desc()).limit(_required("cap"))
+    found = matches.subquery()
+    query = select(found.c.id).order_by(func.ts_rank_cd(found.c.search_vector, words).desc(), found.c.id)
+    return query.limit(_required("limit"))
 
 
 def sqlite_best_matches(
@@ -295,11 +359,12 @@ def sqlite_best_matches(
     table = scope.table
     scored = _sqlite_scored(scope, terms, match_cap, scoped=False)
     best = select(scored).order_by(scored.c.score, scored.c.rowid).limit(depth).subquery()
-    in_scope = and_(table.c.id == best.c.rowid, actor_for_ids(table, scope.actor_id), *scope.conditions[1:])
+    in_scope = and_(table.c.id == best.c.rowid, actor_for_ids(table), *scope.conditions[1:])
     rows = connection.execute(
         select(best.c.rowid, best.c.score, table.c.id.is_not(None).label("in_scope"))
         .select_from(best.outerjoin(table, in_scope))
-        .order_by(best.c.score, best.c.rowid)
+        .order_by(best.c.score, best.c.rowid),
+        scope.params,
     ).all()
     floor = -UNINFORMATIVE_BM25 if informative_only else math.inf
     kept = [row.rowid for row in rows if row.in_scope and row.score < floor]
@@ -396,9 +461,9 @@ def session_context(
 
     top = best_ids(fuse(candidates, candidates.vectors @ query_vector, fulltext_ids), CONTEXT_DEPTH)
     query = select(row.c.id, row.c.session_id, adjacent(True), adjacent(False)).where(
-        actor_for_ids(row, scope.actor_id), row.c.id.in_(top)
+        actor_for_ids(row), row.c.id.in_(top)
     )
-    found = connection.execute(query).all()
+    found = connection.execute(query, scope.params).all()
     present = set(candidates.ids.tolist())
     missing = {int(n) for *_, before, after in found for n in (before, after) if n is not None and n not in present}
     if missing:

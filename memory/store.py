@@ -10,13 +10,28 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, Engine, Table, bindparam, delete, func, select, text, update
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Engine,
+    Select,
+    Table,
+    bindparam,
+    delete,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, RowMapping
 
@@ -38,6 +53,7 @@ from agentcore.memory.models import (
     ScoredEvent,
     ScoredRecord,
 )
+from agentcore.memory.parallel import SideConnections
 from agentcore.memory.pgvector import COLUMN as VECTOR_COLUMN
 from agentcore.memory.pgvector import PgVectorIndex, vector_table
 from agentcore.memory.pgvector import build_indexes as build_pgvector_indexes
@@ -85,6 +101,24 @@ NOMINATION_FACTORS = (2, 16)
 PGVECTOR_FUSED_FACTORS = (1, 16)
 
 
+# A full-text ranking, or the future of one running on a side connection (see memory/parallel.py).
+Ranking = list[int] | Future[list[int]] | None
+
+
+def _ranked(ranking: Ranking) -> list[int] | None:
+    return ranking.result() if isinstance(ranking, Future) else ranking
+
+
+@cache
+def _fetch_query(table: Table) -> Select[Any]:
+    """The live rows of ``table`` with ids ``:ids`` of one actor, built once (see :func:`search.reused`); the
+    embedding is left out: no model holds it."""
+    live = or_(table.c.expires_at.is_(None), table.c.expires_at > bindparam(search.NOW_PARAM, required=True))
+    columns = [column for column in table.c if column.name != "embedding"]
+    ids = table.c.id.in_(bindparam("ids", expanding=True))
+    return select(*columns).where(search.actor_for_ids(table), ids, live)
+
+
 class MemoryStore:
     """Per-actor short-term events and long-term records, with hybrid (BM25 + vector) retrieval.
 
@@ -123,10 +157,12 @@ class MemoryStore:
         self.schema_version = migrate(self.engine)
         self.pgvector = False
         self._nominator: Nominator | PgVectorIndex | None = None
+        self._side: SideConnections | None = None
         if self.engine.dialect.name == "postgresql":
             if pgvector is not False:
                 self.pgvector = enable_pgvector(self.engine, dimension, required=pgvector is True)
             self._nominator = PgVectorIndex() if self.pgvector else None
+            self._side = SideConnections(self.engine) if self.pgvector else None
         elif pgvector:
             raise InvalidMemoryInputError("pgvector=True needs a PostgreSQL database")
         else:
@@ -135,6 +171,8 @@ class MemoryStore:
     # -- lifecycle -------------------------------------------------------------------------------------
 
     def close(self) -> None:
+        if self._side is not None:
+            self._side.close()
         self.engine.dispose()
 
     def __enter__(self) -> MemoryStore:
@@ -340,7 +378,9 @@ class MemoryStore:
         self.index_events(actor_id)
         scope = Scope(EVENTS, actor_id, utcnow())
         if session_id is not None:
-            scope.conditions.append(EVENTS.c.session_id == session_id)
+            scope.narrow(
+                "session", EVENTS.c.session_id == bindparam("session_id", required=True), session_id=session_id
+            )
         context = session_context and mode == "hybrid"
         hits, rows = self._search(
             scope, query, top_k, mode, min_score, recency_half_life, None, query_embedding, context
@@ -445,14 +485,16 @@ class MemoryStore:
         """The actor's live records, oldest first, optionally within one namespace (or under a prefix)."""
         check_id("actor_id", actor_id)
         query = select(RECORDS).where(RECORDS.c.actor_id == actor_id, self._live(RECORDS))
+        params: dict[str, Any] = {}
         if namespace is not None or namespace_prefix is not None:
-            query = query.where(self._namespace_condition(namespace, namespace_prefix))
+            _, condition, params = self._namespace_condition(namespace, namespace_prefix)
+            query = query.where(condition)
         if subject is not None:
             query = query.where(RECORDS.c.subject == subject)
         if not include_superseded:
             query = query.where(RECORDS.c.superseded_by.is_(None))
         with self.engine.connect() as connection:
-            rows = connection.execute(query.order_by(RECORDS.c.id).limit(limit))
+            rows = connection.execute(query.order_by(RECORDS.c.id).limit(limit), params)
             return [record_from_row(row._mapping) for row in rows]
 
     def update_record(
@@ -548,9 +590,10 @@ class MemoryStore:
         started = time.time_ns()
         scope = Scope(RECORDS, actor_id, utcnow())
         if namespace is not None or namespace_prefix is not None:
-            scope.conditions.append(self._namespace_condition(namespace, namespace_prefix))
+            name, condition, params = self._namespace_condition(namespace, namespace_prefix)
+            scope.narrow(name, condition, **params)
         if not include_superseded:
-            scope.conditions.append(RECORDS.c.superseded_by.is_(None))
+            scope.narrow("current", RECORDS.c.superseded_by.is_(None))
         hits, rows = self._search(
             scope,
             query,
@@ -670,14 +713,27 @@ class MemoryStore:
         return (table.c.expires_at.is_(None)) | (table.c.expires_at > utcnow())
 
     @staticmethod
-    def _namespace_condition(namespace: str | None, prefix: str | None) -> ColumnElement[bool]:
+    def _namespace_condition(
+        namespace: str | None, prefix: str | None
+    ) -> tuple[str, ColumnElement[bool], dict[str, Any]]:
+        """The condition on an exact namespace or a subtree: its name in a scope's shape, itself, its parameters."""
         if namespace is not None and prefix is not None:
             raise InvalidMemoryInputError("give namespace (exact) or namespace_prefix (subtree), not both")
         if namespace is not None:
-            return RECORDS.c.namespace == check_namespace(namespace)
+            exact = RECORDS.c.namespace == bindparam("namespace", required=True)
+            return "namespace", exact, {"namespace": check_namespace(namespace)}
         value = check_namespace(prefix)
         # substr, not LIKE: '%' and '_' in a namespace are data, never wildcards
-        return func.substr(RECORDS.c.namespace, 1, len(value)) == value
+        length: BindParameter[int] = bindparam("prefix_length", required=True)
+        subtree: BindParameter[str] = bindparam("namespace_prefix", required=True)
+        return (
+            "subtree",
+            func.substr(RECORDS.c.namespace, 1, length) == subtree,
+            {
+                "namespace_prefix": value,
+                "prefix_length": len(value),
+            },
+        )
 
     def _search(
         self,
@@ -703,23 +759,29 @@ class MemoryStore:
         if mode != "fulltext":
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
             vector = self._unit(np.asarray(vector).reshape(1, -1), 1)[0]
+        actor_key, side = (scope.table.name, scope.actor_id), self._side if vector is not None else None
         with self.engine.connect() as connection:
-            fulltext = None
+            ranking: Ranking = None
             if mode != "vector":
-                terms = search.query_terms(query)
-                fulltext = search.fulltext_ranking(
-                    connection,
-                    scope,
-                    terms,
-                    search.RANK_DEPTH,
+                rank = partial(
+                    search.fulltext_ranking,
+                    scope=scope,
+                    terms=search.query_terms(query),
+                    limit=search.RANK_DEPTH,
                     informative_only=mode == "hybrid",
                     match_cap=self.fulltext_match_cap,
                 )
+                # a large actor's full text ranks in a second backend while this connection nominates (with pgvector)
+                ranking = side.submit(rank) if side is not None and side.worth_it(actor_key) else rank(connection)
             # fused or recency-weighted rankings look RANK_DEPTH deep; a plain vector ranking needs only top_k
-            needed = top_k if fulltext is None and recency_half_life is None else search.RANK_DEPTH
+            needed = top_k if ranking is None and recency_half_life is None else search.RANK_DEPTH
             candidates = self._candidates(
-                connection, scope, keep, recency_half_life is not None, vector, fulltext, needed
+                connection, scope, keep, recency_half_life is not None, vector, ranking, needed
             )
+            fulltext = _ranked(ranking)
+            if side is not None and fulltext is not None:
+                # the nomination filled its limit: the actor has more rows in scope than a fused ranking reads
+                side.remember(actor_key, large=len(candidates.ids) >= search.RANK_DEPTH)
             context = None
             if session_context and vector is not None and fulltext is not None:
                 candidates, context = search.session_context(
@@ -750,7 +812,7 @@ class MemoryStore:
         keep: Predicate | None,
         with_times: bool,
         vector: np.ndarray | None,
-        fulltext: list[int] | None,
+        ranking: Ranking,
         needed: int,
     ) -> search.Candidates:
         """The rows to rank: full-text matches plus the vector side's nominees, or every in-scope row.
@@ -760,10 +822,11 @@ class MemoryStore:
         the one over the rows in scope.
         """
         if vector is None:
-            return search.load_candidates(connection, scope, keep, with_times=with_times, ids=fulltext or [])
+            return search.load_candidates(connection, scope, keep, with_times=with_times, ids=_ranked(ranking) or [])
         if isinstance(self._nominator, PgVectorIndex):
-            return self._pgvector_candidates(self._nominator, connection, scope, keep, with_times, vector, fulltext,
+            return self._pgvector_candidates(self._nominator, connection, scope, keep, with_times, vector, ranking,
                                              needed)  # fmt: skip
+        fulltext = _ranked(ranking)
         for factor in NOMINATION_FACTORS:
             limit = factor * needed
             nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
@@ -784,14 +847,15 @@ class MemoryStore:
         keep: Predicate | None,
         with_times: bool,
         vector: np.ndarray,
-        fulltext: list[int] | None,
+        ranking: Ranking,
         needed: int,
     ) -> search.Candidates:
         """pgvector's nominees come in scope, with their embeddings: only the full-text matches outside them are
         read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``)."""
-        for factor in PGVECTOR_FUSED_FACTORS if fulltext is not None else NOMINATION_FACTORS:
+        for factor in PGVECTOR_FUSED_FACTORS if ranking is not None else NOMINATION_FACTORS:
             limit = factor * needed
             nominees, read = nominator.nearest(connection, scope, keep, with_times, vector, limit)
+            fulltext = _ranked(ranking)
             if read < limit or len(nominees.ids) >= needed:
                 present = set(nominees.ids.tolist())
                 rest = [row_id for row_id in fulltext or [] if row_id not in present]
@@ -819,11 +883,12 @@ class MemoryStore:
         """``table`` with its pgvector column when enabled: the statements that write embeddings use it."""
         return vector_table(table, self.dimension) if self.pgvector else table
 
-    def _fetch(self, connection: Connection, table: Any, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
+    @staticmethod
+    def _fetch(connection: Connection, table: Table, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
         if not ids:
             return {}
-        query = select(table).where(search.actor_for_ids(table, actor_id), table.c.id.in_(list(ids)), self._live(table))
-        return {row.id: row._mapping for row in connection.execute(query)}
+        params = {search.ACTOR_PARAM: actor_id, search.NOW_PARAM: utcnow(), "ids": list(ids)}
+        return {row.id: row._mapping for row in connection.execute(_fetch_query(table), params)}
 
     def _compact_after_delete(self) -> None:
         """SQLite: fold the WAL into the main file and truncate it, so deleted pages leave no copy behind."""

@@ -116,7 +116,7 @@ def test_pgvector_nominates_the_rows_a_fused_ranking_reads(make_store: Callable[
     def _seen(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> None:
         if "<=>" in statement:
             assert "memory_records.embedding" in statement  # the nominees come with their embeddings
-            limits.append(("nominate", parameters["param_1"]))
+            limits.append(("nominate", parameters["limit"]))
         elif "memory_records.embedding" in statement and "memory_records.text" not in statement:
             limits.append(("read again", None))
 
