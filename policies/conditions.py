@@ -438,14 +438,20 @@ def _eq_text(left: Callable[[Env], Any], text: str, path: _Path | None = None) -
     if path is None:
         return eq_text
     outer, inner = path
+    if inner is None:
 
-    def eq_argument(env: Env) -> bool:
+        def eq_argument(env: Env) -> bool:
+            value = env.args.get(outer)
+            return value == text if type(value) is str else eq_text(env)
+
+        return eq_argument
+
+    def eq_nested(env: Env) -> bool:
         value = env.args.get(outer)
-        if inner is not None:
-            value = value.get(inner) if type(value) is dict else None
+        value = value.get(inner) if type(value) is dict else None
         return value == text if type(value) is str else eq_text(env)
 
-    return eq_argument
+    return eq_nested
 
 
 def _one_of(left: Callable[[Env], Any], keys: frozenset[Any]) -> Test:

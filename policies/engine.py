@@ -132,6 +132,7 @@ class PolicyEngine:
         self._traced = traced
         self._plans: dict[str, Plan] = {}
         self._decisions: dict[tuple[Any, ...], Decision] = {}
+        self._alone_decisions: dict[int, Decision] = {}
         self._denials: dict[tuple[int, ...], Decision] = {}
 
     @classmethod
@@ -299,12 +300,12 @@ class PolicyEngine:
         return self._finish(bundle, plan, env, effect, run, by_rule)
 
     def _alone(self, bundle: Bundle, reason: Reason, effect: Effect) -> Decision:
-        """The decision made by one rule (or the default) alone, built once per rule."""
-        key = (id(reason), effect)
-        decision = self._decisions.get(key)
+        """The decision made by one rule (or the default) alone, built once per rule: its reason is the key, as a
+        rule (and the default) always has the same effect."""
+        decision = self._alone_decisions.get(id(reason))
         if decision is None:
             decision = Decision(effect=effect, reasons=(reason,), bundle_hash=bundle.bundle_hash)
-            self._decisions[key] = decision
+            self._alone_decisions[id(reason)] = decision
         return decision
 
     def _denial(self, bundle: Bundle, rules: list[CompiledRule]) -> Decision:

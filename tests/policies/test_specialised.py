@@ -268,6 +268,7 @@ def test_the_common_closures_are_the_ones_compiled() -> None:
 
     assert compiled("a.b is present").__name__ == "argument_presence"
     assert compiled('a is "x"').__name__ == "eq_argument"
+    assert compiled('a.b is "x"').__name__ == "eq_nested"
     assert compiled('a.b ends with "x"').__name__ == "affix_argument"
     assert compiled("a is between 1 and 3").__name__ == "between_whole"
     assert compiled('a is 1 and user does not have role "r"').__name__ == "then_role"
