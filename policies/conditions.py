@@ -466,8 +466,8 @@ def _between(
     bounds: tuple[ast.Value, ...] = (),
     path: _Path | None = None,
 ) -> Test:
-    """``is between`` (both bounds included). Between two whole-number literals a whole number is compared here,
-    read here too at a plain argument path (anything else as ``between``)."""
+    """``is between`` (both bounds included). Between two whole-number literals a whole-number plain argument is
+    read and compared here (anything else as ``between``, which reads the value once)."""
 
     def between(env: Env) -> bool:
         value = left(env)
@@ -476,13 +476,13 @@ def _between(
         return bool(lower <= value_low and value_high <= upper)
 
     literals = [b.value for b in bounds if isinstance(b, ast.Lit) and type(b.value) is int]
-    if len(literals) != 2:
+    if len(literals) != 2 or path is None or path[1] is not None:
         return between
     first, last = literals
-    key = path[0] if path is not None and path[1] is None else None
+    key = path[0]
 
     def between_whole(env: Env) -> bool:
-        value = env.args.get(key) if key is not None else left(env)
+        value = env.args.get(key)
         return first <= value <= last if type(value) is int else between(env)
 
     return between_whole
