@@ -243,8 +243,9 @@ class Compiler:
     def _compare(self, node: ast.Compare) -> Test:
         op, left = node.op, self.value(node.left)
         what = f"`{describe(node.left)}`"
+        path = _argument_path(node.left)
         if op in ("missing", "present"):
-            return _presence(left, op == "missing")
+            return _presence(left, op == "missing", path)
         if op in ("has_role", "not_has_role"):
             return _has_role(str(_const(node.right[0])), op == "has_role")
         negated = op.startswith("not_") or op == "ne"
@@ -256,11 +257,11 @@ class Compiler:
         elif positive == "one_of":
             test = _one_of(left, frozenset(equality_key(_const(v)) for v in node.right))
         elif positive == "eq" and isinstance(node.right[0], ast.Lit) and isinstance(node.right[0].value, str):
-            test = _eq_text(left, str(_const(node.right[0])))
+            test = _eq_text(left, str(_const(node.right[0])), path)
         elif positive in ("starts_with", "ends_with") and _is_text(node.right[0]):
-            return _affix(left, str(_const(node.right[0])), positive == "starts_with", negated, what)
+            return _affix(left, str(_const(node.right[0])), positive == "starts_with", negated, what, path)
         elif positive == "between":
-            test = _between(left, self.value(node.right[0]), self.value(node.right[1]), what)
+            test = _between(left, self.value(node.right[0]), self.value(node.right[1]), what, node.right, path)
         elif positive in _ORDERED and isinstance(node.right[0], ast.Lit) and is_number(node.right[0].value):
             test = _ordered_const(positive, left, node.right[0].value, what, argument_key(node.left))
         elif positive in _ORDERED and isinstance(node.right[0], ast.Duration):
@@ -372,6 +373,17 @@ def _ordered_duration(op: str, left: Getter, bound: timedelta, what: str) -> Tes
     return ordered_duration
 
 
+_Path = tuple[str, str | None]  # an argument path of one or two names: (outer, inner or None)
+
+
+def _argument_path(node: ast.Value) -> _Path | None:
+    """The names of a plain (``amount``) or two-level (``customer.status``) argument path, else None: the paths
+    conditions read from the request themselves."""
+    if isinstance(node, ast.Path) and node.root == "args" and 1 <= len(node.parts) <= 2:
+        return node.parts[0], node.parts[1] if len(node.parts) == 2 else None
+    return None
+
+
 def _const(node: ast.Value) -> Any:
     if not isinstance(node, ast.Lit):
         raise CompileError("expected a literal value here", node.span)
@@ -379,17 +391,20 @@ def _const(node: ast.Value) -> Any:
 
 
 def _has_role(role: str, present: bool) -> Test:
-    if present:
-        return lambda env: role in env.roles
-    return lambda env: role not in env.roles
+    test = (lambda env: role in env.roles) if present else (lambda env: role not in env.roles)
+    test.role = (role, present)  # type: ignore[attr-defined]  # lets _both inline it
+    return test
 
 
 def _is_text(node: ast.Value) -> bool:
     return isinstance(node, ast.Lit) and isinstance(node.value, str)
 
 
-def _affix(left: Callable[[Env], Any], text: str, prefix: bool, negated: bool, what: str) -> Test:
-    """``starts with`` / ``ends with`` a text literal, negation folded in (one closure, no wrapper)."""
+def _affix(
+    left: Callable[[Env], Any], text: str, prefix: bool, negated: bool, what: str, path: _Path | None = None
+) -> Test:
+    """``starts with`` / ``ends with`` a text literal, negation folded in (one closure, no wrapper); a text at a
+    plain or two-level argument path is read here (anything else as ``affix``)."""
 
     def affix(env: Env) -> bool:
         value = left(env)
@@ -397,31 +412,80 @@ def _affix(left: Callable[[Env], Any], text: str, prefix: bool, negated: bool, w
             raise Unevaluable(f"{what} is not text, so `{'starts' if prefix else 'ends'} with` does not apply")
         return (value.startswith(text) if prefix else value.endswith(text)) is not negated
 
-    return affix
+    if path is None:
+        return affix
+    outer, inner = path
+
+    def affix_argument(env: Env) -> bool:
+        value = env.args.get(outer)
+        if inner is not None:
+            value = value.get(inner) if type(value) is dict else None
+        if type(value) is not str:
+            return affix(env)
+        return (value.startswith(text) if prefix else value.endswith(text)) is not negated
+
+    return affix_argument
 
 
-def _eq_text(left: Callable[[Env], Any], text: str) -> Test:
-    """Equality with a text literal, the commonest test: only a string can be equal."""
+def _eq_text(left: Callable[[Env], Any], text: str, path: _Path | None = None) -> Test:
+    """Equality with a text literal, the commonest test: only a string can be equal. A text at a plain or
+    two-level argument path is read here (anything else, a missing path included, as ``eq_text``)."""
 
     def eq_text(env: Env) -> bool:
         value = left(env)
         return type(value) is str and value == text
 
-    return eq_text
+    if path is None:
+        return eq_text
+    outer, inner = path
+    if inner is None:
+
+        def eq_argument(env: Env) -> bool:
+            value = env.args.get(outer)
+            return value == text if type(value) is str else eq_text(env)
+
+        return eq_argument
+
+    def eq_nested(env: Env) -> bool:
+        value = env.args.get(outer)
+        value = value.get(inner) if type(value) is dict else None
+        return value == text if type(value) is str else eq_text(env)
+
+    return eq_nested
 
 
 def _one_of(left: Callable[[Env], Any], keys: frozenset[Any]) -> Test:
     return lambda env: equality_key(left(env)) in keys
 
 
-def _between(left: Callable[[Env], Any], low: Callable[[Env], Any], high: Callable[[Env], Any], what: str) -> Test:
+def _between(
+    left: Callable[[Env], Any],
+    low: Callable[[Env], Any],
+    high: Callable[[Env], Any],
+    what: str,
+    bounds: tuple[ast.Value, ...] = (),
+    path: _Path | None = None,
+) -> Test:
+    """``is between`` (both bounds included). Between two whole-number literals a whole-number plain argument is
+    read and compared here (anything else as ``between``, which reads the value once)."""
+
     def between(env: Env) -> bool:
         value = left(env)
         lower, value_low = ordered(low(env), value, "the lower bound")
         value_high, upper = ordered(value, high(env), what)
         return bool(lower <= value_low and value_high <= upper)
 
-    return between
+    literals = [b.value for b in bounds if isinstance(b, ast.Lit) and type(b.value) is int]
+    if len(literals) != 2 or path is None or path[1] is not None:
+        return between
+    first, last = literals
+    key = path[0]
+
+    def between_whole(env: Env) -> bool:
+        value = env.args.get(key)
+        return first <= value <= last if type(value) is int else between(env)
+
+    return between_whole
 
 
 _TEMPORAL = frozenset({"before", "later", "within_before", "within_after", "within_of"})
@@ -452,7 +516,10 @@ def _negate(test: Test) -> Test:
     return lambda env: not test(env)
 
 
-def _presence(get: Callable[[Env], Any], missing: bool) -> Test:
+def _presence(get: Callable[[Env], Any], missing: bool, path: _Path | None = None) -> Test:
+    """``is missing`` / ``is present``. At a plain or two-level argument path the arguments are looked at here,
+    so an absent argument (the usual reason to write the test) raises no :class:`Missing` to catch."""
+
     def presence(env: Env) -> bool:
         try:
             get(env)
@@ -460,7 +527,23 @@ def _presence(get: Callable[[Env], Any], missing: bool) -> Test:
             return missing
         return not missing
 
-    return presence
+    if path is None:
+        return presence
+    outer, inner = path
+    if inner is None:
+        if missing:
+            return lambda env: outer not in env.args
+        present = lambda env: outer in env.args  # noqa: E731
+        present.present = outer  # type: ignore[attr-defined]  # lets _both inline it
+        return present
+
+    def argument_presence(env: Env) -> bool:
+        value = env.args.get(outer)
+        if type(value) is dict and inner in value:
+            return not missing
+        return missing if outer not in env.args else presence(env)
+
+    return argument_presence
 
 
 def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], what: str) -> Test:
@@ -510,7 +593,28 @@ def _all(tests: Sequence[Test]) -> Test:
 
 
 def _both(first: Test, second: Test) -> Test:
-    """``first and second`` with Kleene logic, unrolled for the common two-part rule."""
+    """``first and second`` with Kleene logic, unrolled for the common two-part rule. A part that only looks for
+    a role or an argument name (it never raises) is inlined: ``x is present and ...``, ``user has role ...``."""
+    present, head, tail = getattr(first, "present", None), getattr(first, "role", None), getattr(second, "role", None)
+    if present is not None:
+        return lambda env: present in env.args and second(env)
+    if head is not None and head[1]:
+        role = head[0]
+        return lambda env: role in env.roles and second(env)
+    if tail is not None:
+        name, holds = tail
+
+        def then_role(env: Env) -> bool:
+            try:
+                if not first(env):
+                    return False
+            except Unevaluable:
+                if (name in env.roles) is not holds:
+                    return False
+                raise
+            return (name in env.roles) is holds
+
+        return then_role
 
     def both(env: Env) -> bool:
         try:

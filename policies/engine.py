@@ -132,6 +132,7 @@ class PolicyEngine:
         self._traced = traced
         self._plans: dict[str, Plan] = {}
         self._decisions: dict[tuple[Any, ...], Decision] = {}
+        self._alone_decisions: dict[int, Decision] = {}
         self._denials: dict[tuple[int, ...], Decision] = {}
 
     @classmethod
@@ -213,7 +214,8 @@ class PolicyEngine:
 
     def _decide(self, bundle: Bundle, plans: dict[str, Plan], env: Env) -> Decision:
         # The hot path: loops are written out (not a shared helper) because calls dominate its cost, and the
-        # commonest outcomes (one clean deny or allow rule, nothing else to report) return a cached Decision.
+        # commonest outcomes (one clean deny or allow rule, or none, nothing else to report) return a cached
+        # Decision.
         # Every deny rule is evaluated so a denial names all the rules that deny; the first allow suffices.
         action = env.request.action
         plan = plans.get(action)
@@ -246,7 +248,9 @@ class PolicyEngine:
                 run.reasons.append(run.closed_reason(rule))
         if clean and run is None:
             if simple:
-                return self._single(bundle, clean[0], Effect.DENY) if len(clean) == 1 else self._denial(bundle, clean)
+                if len(clean) == 1:
+                    return self._alone(bundle, clean[0].reason, Effect.DENY)
+                return self._denial(bundle, clean)
             run = _Run(clean)
         if run is not None and run.reasons:
             return self._finish(bundle, plan, env, Effect.DENY, run, True)
@@ -273,10 +277,12 @@ class PolicyEngine:
                     run.fail(rule, caught, "could not evaluate, so it does not allow")
                     continue
                 if simple and run is None and not plan.obligations:
-                    return self._single(bundle, rule, Effect.ALLOW)
+                    return self._alone(bundle, rule.reason, Effect.ALLOW)
                 run = run or _Run()
                 run.reasons.append(rule.reason)
                 break
+            if simple and run is None and not plan.obligations:  # no rule matched, nothing else to report
+                return self._alone(bundle, bundle.default_reason, bundle.default)
             run = run or _Run()
             effect = Effect.ALLOW if run.reasons else bundle.default
         by_rule = bool(run.reasons)
@@ -293,13 +299,13 @@ class PolicyEngine:
                 run.obligation_rules.append(rule)
         return self._finish(bundle, plan, env, effect, run, by_rule)
 
-    def _single(self, bundle: Bundle, rule: CompiledRule, effect: Effect) -> Decision:
-        """The decision made by one rule alone, built once per rule."""
-        key = (id(rule), effect)
-        decision = self._decisions.get(key)
+    def _alone(self, bundle: Bundle, reason: Reason, effect: Effect) -> Decision:
+        """The decision made by one rule (or the default) alone, built once per rule: its reason is the key, as a
+        rule (and the default) always has the same effect."""
+        decision = self._alone_decisions.get(id(reason))
         if decision is None:
-            decision = Decision(effect=effect, reasons=(rule.reason,), bundle_hash=bundle.bundle_hash)
-            self._decisions[key] = decision
+            decision = Decision(effect=effect, reasons=(reason,), bundle_hash=bundle.bundle_hash)
+            self._alone_decisions[id(reason)] = decision
         return decision
 
     def _denial(self, bundle: Bundle, rules: list[CompiledRule]) -> Decision:

@@ -330,3 +330,22 @@ def test_a_denial_by_several_clean_rules_is_the_one_the_general_path_builds(
     denial = fast.decide(req("a", {"n": 5, "m": 0}), context)
     assert [r.line for r in denial.reasons] == ([1, 2, 4, 5] if limit else [1, 2, 4])
     assert (denial is fast.decide(req("a", {"n": 5, "m": 0}), context)) is (not limit)  # a limit note: not cached
+
+
+@pytest.mark.parametrize("default", ["", "default allow.\n"])
+def test_a_request_no_rule_decides_is_the_default_the_general_path_builds(
+    default: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no rule matches and there is nothing else to report (no monitors, no obligations), the default
+    decision is a cached one built without ``_Run`` or ``_finish``; it is the one they build."""
+    engine = PolicyEngine.from_text(default + "deny a when n is more than 1.\nallow a when n is 0.\n", "t.policy")
+    bundle = engine.bundle
+    run = engine_module._Run()
+    run.reasons.append(bundle.default_reason)
+    built = engine._finish(bundle, bundle.plan("a"), None, bundle.default, run, False)  # type: ignore[arg-type]
+    monkeypatch.setattr(engine_module, "_Run", None)  # the shortcut never gets to allocate one
+    decision = engine.decide(req("a", {"n": 1}))
+    assert decision == built and decision.effect is bundle.default
+    assert decision is engine.decide(req("a", {"n": -1}))
+    assert engine.decide(req("a", {"n": 0})).effect is Effect.ALLOW
+    assert engine.decide(req("a", {"n": 2})).effect is Effect.DENY

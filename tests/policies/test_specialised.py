@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentcore import PolicyEngine, Request
-from agentcore.policies import Principal, RequestContext, conditions, parse
+from agentcore.policies import AgentInfo, Principal, RequestContext, compiler, conditions, parse
 from agentcore.policies.quantities import LIMIT, Unevaluable, arithmetic
 from agentcore.policies.values import Env, compile_value, describe
 
@@ -187,3 +187,92 @@ def test_a_window_around_now_reads_its_argument_as_the_getter(start: Any) -> Non
     through the argument getter, whose errors it keeps."""
     args = {} if start is conditions else {"start": start}
     assert outcome(FAST, args)[:2] == outcome(GENERAL, args)[:2]
+
+
+COMMON = """
+deny t when customer.status is present and customer.status is "flagged".
+deny t when recipient is present and recipient does not end with "@example.com".
+deny t when note is missing and code starts with "x".
+deny t when customer.tier is missing and level is between 3 and 5.
+deny t when amount is more than 50 and user does not have role "vip".
+require approval from role "boss" for t when user has role "clerk" and amount is between 10 and 20.
+deny t for agent "bot1" when urgent is true.
+deny t for tenant "acme" when customer.name ends with "evil" or customer.name is "x".
+allow t for user "alice" when category is "books".
+allow t for users with role "clerk" when customer.status is "ok" and amount is less than 100.
+allow t when customer.level is between 1 and 3 or category is one of "toys", "games".
+allow t when customer.status is missing and customer is present.
+"""
+VALUES = st.one_of(
+    st.integers(-5, 120),
+    st.sampled_from(["flagged", "ok", "books", "toys", "x1", "evil", "a@example.com", "c@evil.com", "", None]),
+    st.sampled_from([True, False, 2.5, 3.0, 10**70, [1], ["ok"]]),
+)
+ARGS = st.dictionaries(
+    st.sampled_from(["customer", "recipient", "note", "code", "level", "amount", "urgent", "category"]),
+    st.one_of(VALUES, st.dictionaries(st.sampled_from(["status", "tier", "level", "name"]), VALUES, max_size=3)),
+    max_size=8,
+)
+
+
+def general_common(default: str) -> PolicyEngine:
+    """The common-shapes bundle compiled without reading arguments in the conditions, without literal bounds for
+    ``between``, without inlined roles, names and subjects."""
+    between, check = conditions._between, compiler._check
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conditions, "_argument_path", lambda node: None)
+        patch.setattr(conditions, "_between", lambda left, low, high, what, *_: between(left, low, high, what))
+        patch.setattr(conditions, "_both", lambda first, second: conditions._all([first, second, _true]))
+        patch.setattr(compiler, "_check", lambda guard, test, lone: check(guard, test, None))
+        return PolicyEngine.from_text(default + COMMON, "common.policy")
+
+
+def _true(env: Env) -> bool:
+    return True
+
+
+COMMON_ENGINES = {
+    default: (PolicyEngine.from_text(default + COMMON, "common.policy"), general_common(default))
+    for default in ("", "default allow.\n")
+}
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    args=ARGS,
+    user=st.sampled_from(["alice", "bob"]),
+    roles=st.frozensets(st.sampled_from(["vip", "clerk", "boss"])),
+    agent=st.sampled_from(["bot1", "bot2"]),
+    tenant=st.sampled_from(["acme", "other", None]),
+    default=st.sampled_from(["", "default allow.\n"]),
+)
+def test_common_conditions_decide_as_the_general_closures(
+    args: dict[str, Any], user: str, roles: frozenset[str], agent: str, tenant: str | None, default: str
+) -> None:
+    """Presence, text equality, affixes and whole-number ``between`` at argument paths, inlined roles and
+    presence in a two-part ``and``, and lone subjects give the general closures' decisions, notes included."""
+    request = Request(
+        principal=Principal(id=user, roles=roles),
+        agent=AgentInfo(id=agent),
+        action="t",
+        args=args,
+        context=RequestContext(tenant=tenant, time=NOW),
+    )
+    fast, general = COMMON_ENGINES[default]
+    assert fast.decide(request).model_dump() == general.decide(request).model_dump()
+
+
+def test_the_common_closures_are_the_ones_compiled() -> None:
+    def compiled(condition: str) -> Any:
+        return conditions.Compiler({}).cond(parse(f"deny t when {condition}.").rules[0].clauses[0].cond)
+
+    assert compiled("a.b is present").__name__ == "argument_presence"
+    assert compiled('a is "x"').__name__ == "eq_argument"
+    assert compiled('a.b is "x"').__name__ == "eq_nested"
+    assert compiled('a.b ends with "x"').__name__ == "affix_argument"
+    assert compiled("a is between 1 and 3").__name__ == "between_whole"
+    assert compiled('a is 1 and user does not have role "r"').__name__ == "then_role"
+    for inlined in ('a is present and a is "x"', 'user has role "r" and a is 1'):
+        assert "first" not in compiled(inlined).__code__.co_freevars  # one closure: the first part is not called
+    lone = PolicyEngine.from_text('deny t for agent "b" when a is 1.\ndeny t for user "u" when a is 1.').bundle.rules
+    assert all("guard" not in rule.check.__code__.co_freevars for rule in lone)
