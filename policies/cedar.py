@@ -28,7 +28,6 @@ reveal what the bundle does not.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from fnmatch import fnmatchcase
@@ -238,13 +237,14 @@ def _action_names(targets: ast.Targets, tools: Sequence[str] | None) -> list[str
 
 
 def _subject(subject: ast.Subject) -> str:
+    value = _q(canonical_text(subject.value))  # requests reach Cedar canonical, as they reach the engine
     if subject.kind == "role":
-        return f"principal.roles.contains({_q(subject.value)})"
+        return f"principal.roles.contains({value})"
     if subject.kind == "user":
-        return f"principal == User::{_q(subject.value)}"
+        return f"principal == User::{value}"
     if subject.kind == "agent":
-        return f"context.agent.id == {_q(subject.value)}"
-    return f"context has tenant && context.tenant == {_q(subject.value)}"
+        return f"context.agent.id == {value}"
+    return f"context has tenant && context.tenant == {value}"
 
 
 class _Conditions:
@@ -334,7 +334,7 @@ class _Conditions:
             if positive == "contains" and left not in self._texts:
                 test = f"{left}.contains({values[0]})"
             else:
-                escaped = json.dumps(literal.value)[1:-1].replace("*", "\\*")
+                escaped = _escaped(canonical_text(literal.value)).replace("*", "\\*")
                 pattern = {"contains": f"*{escaped}*", "starts_with": f"{escaped}*", "ends_with": f"*{escaped}"}
                 test = f'{left} like "{pattern[positive]}"'
         else:
@@ -498,7 +498,16 @@ def cedar_value(value: Any) -> Any:
 
 
 def _q(text: str) -> str:
-    return json.dumps(text)
+    return f'"{_escaped(text)}"'
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
+
+
+def _escaped(text: str) -> str:
+    """``text`` as the inside of a Cedar string literal: Cedar's escapes, ``\\u{...}`` for what is not printable
+    (JSON's ``\\uXXXX`` is not Cedar, and would make the export unparseable)."""
+    return "".join(_ESCAPES.get(c) or (c if c.isprintable() else f"\\u{{{ord(c):x}}}") for c in text)
 
 
 def cedar_request(request: Request) -> tuple[dict[str, object], dict[str, object]]:

@@ -239,17 +239,16 @@ def _always(env: object) -> bool:
 
 def _check(guard: Test | None, test: Test | None, lone: ast.Subject | None) -> Test:
     """One closure per rule: subjects first (they never raise), then the clauses; a lone subject is inlined (one
-    call fewer: most rules name one role or one agent). The role is compared as written, as it always was."""
+    call fewer: most rules name one role or one agent), compared in canonical form like :func:`_subject`'s."""
     if guard is None:
         return test or _always
     if test is None:
         return guard
     if lone is None:
         return lambda env: guard(env) and test(env)
-    if lone.kind == "role":
-        role = lone.value
-        return lambda env: role in env.roles and test(env)
     value = canonical_text(lone.value)
+    if lone.kind == "role":
+        return lambda env: value in env.roles and test(env)
     if lone.kind == "user":
         return lambda env: env.request.principal.id == value and test(env)
     if lone.kind == "agent":

@@ -40,6 +40,7 @@ from agentcore.policies.model import (
     Request,
 )
 from agentcore.policies.parser import SCHEMA_SUFFIX, parse
+from agentcore.policies.text import canonical_text
 from agentcore.policies.values import Env, Unevaluable
 
 logger = logging.getLogger(__name__)
@@ -445,11 +446,12 @@ def _check_limit(rule: CompiledRule, env: Env) -> tuple[str, RateLimit | None]:
 def _subjects_hold(rule: CompiledRule, principal: Principal, agent: AgentInfo, *, surely: bool) -> bool:
     """Do the rule's ``for`` subjects hold for this caller? A tenant subject may hold, but never surely."""
     for subject in rule.rule.subjects:
-        if subject.kind == "role" and subject.value not in principal.roles:
+        value = canonical_text(subject.value)  # as the compiled rule compares it
+        if subject.kind == "role" and value not in principal.roles:
             return False
-        if subject.kind == "user" and subject.value != principal.id:
+        if subject.kind == "user" and value != principal.id:
             return False
-        if subject.kind == "agent" and subject.value != agent.id:
+        if subject.kind == "agent" and value != agent.id:
             return False
         if subject.kind == "tenant" and surely:
             return False

@@ -109,6 +109,23 @@ def random_request(rng: random.Random) -> Request:
     )
 
 
+def test_look_alike_subjects_export_in_canonical_form() -> None:
+    """Requests reach Cedar canonical (as they reach the engine), so a subject written with look-alikes must be
+    exported canonical: a raw "ｍａｌｌｏｒｙ" in a forbid would never match and the export would allow more."""
+    engine = PolicyEngine.from_text(
+        'allow search when note is not "café\tnoté".\n'
+        'deny search for user "ｍａｌｌｏｒｙ".\n'
+        'deny search for users with role "ａｄｍｉｎ\u200b" when note starts with "ｈｉ \\"*".'
+    )
+    policies = cedarpy.PolicySet.from_str(export(engine.files, TOOLS).text)
+    callers = [("mallory", (), "x"), ("bob", ("admin",), 'hi "* there'), ("bob", ("admin",), "x"), ("carol", (), "x")]
+    for user, roles, note in callers:
+        request = Request(principal=Principal(id=user, roles=frozenset(roles)), action="search", args={"note": note})
+        cedar, entity = cedar_request(request)
+        allowed = cedarpy.is_authorized(cedar, policies, cedarpy.Entities.from_json_str(json.dumps([entity]))).allowed
+        assert (engine.decide(request).effect is Effect.ALLOW) == allowed == (user != "mallory" and "*" not in note)
+
+
 def test_bundles_export_completely() -> None:
     for exported in EXPORTS.values():
         assert exported.skipped == ()

@@ -4,6 +4,7 @@ look-alike identities. Each is a located error (``policy check`` exits 2) or a c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -81,6 +82,28 @@ def test_look_alike_identities_and_literals_are_one_spelling() -> None:
     for user in ("mallory", "ｍａｌｌｏｒｙ", "mallory\u200b", "mal\u00adlory", "eve"):
         assert engine.decide(Request(principal={"id": user}, action="t")).effect is Effect.DENY, user
     assert engine.decide(Request(principal={"id": "alice"}, action="t")).effect is Effect.ALLOW
+
+
+@pytest.mark.parametrize("condition", ["", " when n is present"])
+@pytest.mark.parametrize(
+    ("subject", "caller"),
+    [
+        ('users with role "ａｄｍｉｎ"', {"principal": {"id": "bob", "roles": ["admin"]}}),
+        ('users with role "admin\u200b"', {"principal": {"id": "bob", "roles": ["admin"]}}),
+        ('user "ｍａｌｌｏｒｙ"', {"principal": {"id": "mallory"}}),
+        ('agent "bot\u00ad1"', {"principal": {"id": "bob"}, "agent": {"id": "bot1"}}),
+    ],
+)
+def test_a_look_alike_subject_literal_denies_alone_and_with_a_condition(
+    subject: str, caller: dict[str, Any], condition: str
+) -> None:
+    """A lone subject with a condition is compiled inline: it must compare the canonical spelling too (a raw
+    comparison let "ａｄｍｉｎ" with a condition miss the canonical role "admin": a false allow)."""
+    engine = PolicyEngine.from_text(f"allow t.\ndeny t for {subject}{condition}.")
+    request = Request(action="t", args={"n": 1}, **caller)
+    assert engine.decide(request).effect is Effect.DENY
+    if not condition:  # an unconditional deny that surely applies takes the tool off the caller's list
+        assert not engine.could_allow(request.principal, request.agent, "t")
 
 
 @pytest.mark.parametrize(
