@@ -57,9 +57,11 @@ class CompiledRule:
     redactions: tuple[RedactPattern, ...] = ()
     redact_fields: tuple[str, ...] = ()
     kind: str = field(init=False)  # the rule's, read by every matching deny: a field, not a property call
+    approver: str | None = field(init=False)  # canonical, as the approvers' roles are compared
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", self.rule.kind)
+        object.__setattr__(self, "approver", self.rule.approver and canonical_text(self.rule.approver))
 
     def covers(self, action: str) -> bool:
         return action_matches(action, self.patterns)

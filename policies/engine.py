@@ -264,8 +264,8 @@ class PolicyEngine:
                 run.fail(rule, caught, "could not evaluate")
             run = run or _Run()
             run.reasons.append(run.closed_reason(rule))
-            if rule.rule.approver:
-                run.approvers.append(rule.rule.approver)
+            if rule.approver:
+                run.approvers.append(rule.approver)
         if run is not None and run.reasons:
             effect = Effect.NEEDS_APPROVAL
         else:

@@ -84,6 +84,12 @@ def test_look_alike_identities_and_literals_are_one_spelling() -> None:
     assert engine.decide(Request(principal={"id": "alice"}, action="t")).effect is Effect.ALLOW
 
 
+def test_a_look_alike_approver_role_names_the_canonical_role() -> None:
+    engine = PolicyEngine.from_text('require approval from role "ｍａｎａｇｅｒ\u200b" for t.')
+    decision = engine.decide(Request(principal={"id": "bob"}, action="t"))
+    assert decision.effect is Effect.NEEDS_APPROVAL and decision.obligations.approver_roles == ("manager",)
+
+
 @pytest.mark.parametrize("condition", ["", " when n is present"])
 @pytest.mark.parametrize(
     ("subject", "caller"),
