@@ -295,7 +295,7 @@ def fulltext_ranking(
     informative_only: bool = False,
     match_cap: int | None = None,
 ) -> list[int]:
-    """Ids ranked by BM25 (SQLite FTS5) or ``ts_rank_cd`` (PostgreSQL), best first.
+    """Ids ranked by BM25 (SQLite FTS5) or ``ts_rank`` (PostgreSQL), best first.
 
     ``informative_only`` (SQLite): leave out rows that matched only terms found in half the rows or more.
     FTS5 clamps such a term's IDF to ~0, so those rows score ~0 and their order is length noise; fused
@@ -322,7 +322,7 @@ def fulltext_ranking(
 
 
 def _postgres_ranking(scope: Scope, match_cap: int | None) -> Select[Any]:
-    """``ts_rank_cd`` order of the scope's rows matching ``:words`` (the newest ``:cap`` when capped), ``:limit`` ids;
+    """``ts_rank`` order of the scope's rows matching ``:words`` (the newest ``:cap`` when capped), ``:limit`` ids;
     the actor's lexeme (``:actor_lexeme``) narrows the GIN index scan to its posting list."""
     table = scope.table
     vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
@@ -334,7 +334,7 @@ def _postgres_ranking(scope: Scope, match_cap: int | None) -> Select[Any]:
     if match_cap is not None:
         matches = matches.order_by(table.c.id.desc()).limit(_required("cap"))
     found = matches.subquery()
-    query = select(found.c.id).order_by(func.ts_rank_cd(found.c.search_vector, words).desc(), found.c.id)
+    query = select(found.c.id).order_by(func.ts_rank(found.c.search_vector, words).desc(), found.c.id)
     return query.limit(_required("limit"))
 
 

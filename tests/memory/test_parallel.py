@@ -21,7 +21,7 @@ def statements() -> Iterator[list[tuple[str, str]]]:
     seen: list[tuple[str, str]] = []
 
     def record(_conn: object, _cursor: object, statement: str, *_: Any) -> None:
-        kind = "fulltext" if "ts_rank_cd" in statement else "nominate" if "<=>" in statement else None
+        kind = "fulltext" if "ts_rank(" in statement else "nominate" if "<=>" in statement else None
         if kind is not None:
             seen.append((threading.current_thread().name, kind))
 
