@@ -193,6 +193,9 @@ def _phone_spans(match: re.Match[str]) -> Iterable[Span]:
     text, (start, end), string = match.group(), match.span(), match.string
     if (start and (string[start - 1].isalnum() or string[start - 1] in "_+")) or string[end : end + 1].isalnum():
         return ()  # part of a longer token
+    hyphen_before = start >= 2 and string[start - 1] == "-" and string[start - 2].isalnum()
+    if hyphen_before or (string[end : end + 1] == "-" and string[end + 1 : end + 2].isalnum()):
+        return ()  # hyphen-joined into a longer token: a UUID's groups, not a phone
     if text[0] in "+(" and not (text[1].isdigit() or text[:2] == "+("):
         return ()
     groups = _PHONE_GROUP.findall(text)
