@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentcore.policies import ast
 from agentcore.policies.conditions import CompileError, Compiler, Test, _all
@@ -21,6 +22,7 @@ from agentcore.policies.model import Effect, Reason, RedactPattern
 from agentcore.policies.named import definitions_of, named_problems
 from agentcore.policies.regex import compile_regex
 from agentcore.policies.text import canonical_text
+from agentcore.policies.values import Env
 
 REDACTION_PATTERNS = {
     "email": RedactPattern(name="email", regex=r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
@@ -241,33 +243,32 @@ def _always(env: object) -> bool:
 
 def _check(guard: Test | None, test: Test | None, lone: ast.Subject | None) -> Test:
     """One closure per rule: subjects first (they never raise), then the clauses; a lone subject is inlined (one
-    call fewer: most rules name one role or one agent), compared in canonical form like :func:`_subject`'s."""
+    call fewer: most rules name one role or one agent)."""
     if guard is None:
         return test or _always
     if test is None:
         return guard
     if lone is None:
         return lambda env: guard(env) and test(env)
-    value = canonical_text(lone.value)
-    if lone.kind == "role":
-        return lambda env: value in env.roles and test(env)
-    if lone.kind == "user":
-        return lambda env: env.request.principal.id == value and test(env)
-    if lone.kind == "agent":
-        return lambda env: env.request.agent.id == value and test(env)
-    return lambda env: env.request.context.tenant == value and test(env)
+    return _subject(lone, test)
 
 
 def _conjoin(tests: list[Test]) -> Test | None:
     return None if not tests else tests[0] if len(tests) == 1 else _all(tests)
 
 
-def _subject(subject: ast.Subject) -> Test:
+_SUBJECT_OF: dict[str, Callable[[Env], Any]] = {
+    "user": lambda env: env.request.principal.id,
+    "agent": lambda env: env.request.agent.id,
+    "tenant": lambda env: env.request.context.tenant,
+}
+
+
+def _subject(subject: ast.Subject, then: Test | None = None) -> Test:
+    """A ``for`` subject's test, comparing the canonical spelling (requests arrive canonical), with the rule's
+    clauses ``then`` inlined after it when given: the one place a subject is compared, however it is compiled."""
     value = canonical_text(subject.value)
     if subject.kind == "role":
-        return lambda env: value in env.roles
-    if subject.kind == "user":
-        return lambda env: env.request.principal.id == value
-    if subject.kind == "agent":
-        return lambda env: env.request.agent.id == value
-    return lambda env: env.request.context.tenant == value
+        return (lambda env: value in env.roles) if then is None else (lambda env: value in env.roles and then(env))
+    of = _SUBJECT_OF[subject.kind]
+    return (lambda env: of(env) == value) if then is None else (lambda env: of(env) == value and then(env))
