@@ -12,11 +12,24 @@ walking the graph until enough of the actor's rows are found, instead of returni
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Column, ColumnElement, Engine, MetaData, Select, Table, bindparam, literal_column, text
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Engine,
+    MetaData,
+    Row,
+    Select,
+    Table,
+    bindparam,
+    literal_column,
+    text,
+)
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.types import UserDefinedType
@@ -31,6 +44,8 @@ log = logging.getLogger(__name__)
 COLUMN = "embedding_vec"
 BACKFILL_BATCH = 2000
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
+QUERY_PARAM = "query"
+NARROW_ROW_BYTES = 1536  # toast_tuple_target: under a row with one 384-d embedding inline (see _narrow_rows)
 
 
 def vector_literal(blob: bytes) -> str:
@@ -73,6 +88,7 @@ def enable(engine: Engine, dimension: int, *, required: bool) -> bool:
             return False
         for table in FULLTEXT_TABLES:
             _add_column(connection, table, dimension)
+            _narrow_rows(connection, table)
             if connection.execute(text("SELECT to_regclass(:i) IS NULL"), {"i": index_name(table)}).scalar():
                 _create_index(connection, table)  # new, or dropped by a bulk import that did not finish
         return True
@@ -127,6 +143,24 @@ def _add_column(connection: Connection, table: str, dimension: int) -> None:
         connection.execute(fill, [{"row_id": row.id, "vec": vector_literal(bytes(row.embedding))} for row in batch])
 
 
+def _narrow_rows(connection: Connection, table: str) -> None:
+    """Keep ``table``'s embeddings out of line, so that a scan over an actor's rows reads narrow rows.
+
+    With pgvector a row holds its embedding twice (bytea and vector, ~1.5 kB each), and PostgreSQL moves values
+    out of line only until a row fits ``toast_tuple_target`` (2032 bytes by default): the bytea stayed inline, four
+    rows per page, and walking a heavy actor's newest full-text matches visited 2 kB per row. Below the size of a
+    row holding one embedding, both go out of line (searches read similarities, :class:`InDatabase`, never the
+    bytea). Rows written before keep their layout until rewritten by an import (see docs/memory.md).
+    """
+    storage = connection.execute(
+        text("SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"),
+        {"t": table},
+    ).scalar()
+    if storage != "e":  # both settings change in this transaction: 'e' means both are set
+        connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE EXTERNAL"))
+        connection.execute(text(f"ALTER TABLE {table} SET (toast_tuple_target = {NARROW_ROW_BYTES})"))
+
+
 def index_name(table: str) -> str:
     return f"ix_{table}_{COLUMN}"
 
@@ -155,39 +189,61 @@ def build_indexes(engine: Engine, maintenance_work_mem: str) -> None:
         run_write(engine, partial(_create_index, table=table, maintenance_work_mem=maintenance_work_mem))
 
 
-class PgVectorIndex:
-    """Nominates an actor's nearest rows with pgvector's HNSW index, inside the scope's SQL conditions."""
+@dataclass(frozen=True)
+class InDatabase:
+    """Similarities to the unit ``query`` computed by PostgreSQL from ``embedding_vec`` (the same float32 values
+    as ``embedding``): a candidate row sends one number instead of its embedding (~3 kB as hex-encoded bytea),
+    and the heap can keep the embeddings out of line (see :func:`_narrow_rows`)."""
 
-    def nearest(
-        self,
-        connection: Connection,
-        scope: Scope,
-        keep: Predicate | None,
-        with_times: bool,
-        query: np.ndarray,
-        limit: int,
-    ) -> tuple[Candidates, int]:
-        """The ``limit`` nominees with the columns exact re-ranking needs, read by the nominating statement itself
-        (a second lookup by id would visit the same rows again), and how many rows it read before ``keep``."""
-        ef_search = min(max(limit, 100), MAX_EF_SEARCH)
-        # set_config(..., true) is SET LOCAL; both settings in one round trip
-        connection.execute(
-            text(
-                "SELECT set_config('hnsw.ef_search', :ef_search, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
-            ),
-            {"ef_search": str(ef_search)},
-        )
-        statement = reused(("nearest", keep is not None, with_times), scope, partial(_nearest, scope, keep, with_times))
-        nearest = {"query": vector_literal(query.astype("<f4").tobytes()), "limit": limit}
-        rows = connection.execute(statement, scope.params | nearest).all()
-        return to_candidates(rows, keep, with_times=with_times), len(rows)
+    query: np.ndarray
+    kind = "in_database"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {QUERY_PARAM: vector_literal(self.query.astype("<f4").tobytes())}
+
+    def column(self, table: Table) -> ColumnElement[Any]:
+        return _distance(table).label("distance")
+
+    def read(self, rows: Sequence[Row[Any]]) -> np.ndarray:
+        return 1.0 - np.fromiter((row.distance for row in rows), dtype=np.float64, count=len(rows))
 
 
-def _nearest(scope: Scope, keep: Predicate | None, with_times: bool) -> Select[Any]:
-    """The scope's ``:limit`` rows nearest to ``:query`` (pgvector's text form) by cosine distance, through HNSW."""
-    column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
-    statement = candidate_query(scope, keep, with_times).where(*scope.conditions, column.is_not(None))
-    return statement.order_by(column.op("<=>")(bindparam("query", required=True))).limit(
-        bindparam("limit", required=True)
+def _distance(table: Table) -> ColumnElement[Any]:
+    """pgvector's cosine distance from ``embedding_vec`` to ``:query``."""
+    return literal_column(f"{table.name}.{COLUMN}").op("<=>")(bindparam(QUERY_PARAM, required=True))
+
+
+def nearest(
+    connection: Connection,
+    scope: Scope,
+    keep: Predicate | None,
+    with_times: bool,
+    similarity: InDatabase,
+    limit: int,
+) -> tuple[Candidates, int]:
+    """The actor's ``limit`` nearest rows in the scope's SQL conditions, nominated by pgvector's HNSW index, with the
+    columns exact re-ranking needs read by the nominating statement itself (a second lookup by id would visit the
+    same rows again), and how many rows it read before ``keep``."""
+    ef_search = min(max(limit, 100), MAX_EF_SEARCH)
+    # set_config(..., true) is SET LOCAL; both settings in one round trip
+    connection.execute(
+        text(
+            "SELECT set_config('hnsw.ef_search', :ef_search, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+        ),
+        {"ef_search": str(ef_search)},
     )
+    build = partial(_nearest, scope, keep, with_times, similarity)
+    statement = reused(("nearest", keep is not None, with_times), scope, build)
+    rows = connection.execute(statement, scope.params | similarity.params | {"limit": limit}).all()
+    return to_candidates(rows, keep, similarity, with_times=with_times), len(rows)
+
+
+def _nearest(scope: Scope, keep: Predicate | None, with_times: bool, similarity: InDatabase) -> Select[Any]:
+    """The scope's ``:limit`` rows nearest to ``:query`` (pgvector's text form) by cosine distance, through HNSW;
+    ordered by the selected distance, so that a plan which sorts computes it once per row."""
+    column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
+    distance = similarity.column(scope.table)
+    statement = candidate_query(scope, keep, with_times, similarity).where(*scope.conditions, column.is_not(None))
+    return statement.order_by(distance).limit(bindparam("limit", required=True))

@@ -2,8 +2,9 @@
 
 Hybrid event search then reranks the best fused rows with their session context (see
 :class:`SessionContext`). Both searches run inside one :class:`Scope`, a SQL condition that always starts
-with the actor id, so no query ever reads another actor's rows. Vector search is exact: the actor's
-embeddings are loaded and scored with one matrix product (per-actor data is small; see docs/memory.md for the limits).
+with the actor id, so no query ever reads another actor's rows. Candidates are re-ranked by their exact cosine
+similarity to the query (:class:`Similarity`): computed here from the stored float32 embeddings with one matrix
+product, or by PostgreSQL from the same values in ``embedding_vec`` (see docs/memory.md for the limits).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from sqlalchemy import (
@@ -196,25 +197,78 @@ def reused(purpose: tuple[Any, ...], scope: Scope, build: Callable[[], _T]) -> _
     return statement
 
 
+class Similarity(Protocol):
+    """How candidates' cosine similarity to the query is read: computed in this process from the stored float32
+    embeddings (:class:`InProcess`), or by the database (``pgvector.InDatabase``)."""
+
+    @property
+    def query(self) -> np.ndarray:
+        """The unit query vector."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """Names the statements this way of reading builds (see :func:`reused`)."""
+        ...
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The bind parameters of :meth:`column`."""
+        ...
+
+    def column(self, table: Table) -> ColumnElement[Any]:
+        """What a candidate statement selects for each row."""
+        ...
+
+    def read(self, rows: Sequence[Row[Any]]) -> np.ndarray:
+        """The similarities of ``rows``, in their order."""
+        ...
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Similarities to the unit ``query`` from the rows' float32 ``embedding``, with one matrix product here."""
+
+    query: np.ndarray
+    kind = "in_process"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def column(self, table: Table) -> ColumnElement[Any]:
+        return table.c.embedding
+
+    def read(self, rows: Sequence[Row[Any]]) -> np.ndarray:
+        if not rows:
+            return np.zeros(0, np.float32)
+        blob = b"".join(bytes(row.embedding) for row in rows)
+        return np.frombuffer(blob, dtype="<f4").reshape(len(rows), -1) @ self.query
+
+
 @dataclass(frozen=True)
 class Candidates:
-    """The rows a query may return: ids, their embeddings ``[n, d]``, and creation times."""
+    """The rows a query may return: ids, their cosine similarities to the query (``None`` without one), and
+    creation times."""
 
     ids: np.ndarray
-    vectors: np.ndarray
+    similarities: np.ndarray | None
     created_at: list[datetime] | None
 
     def merged(self, other: Candidates) -> Candidates:
         """These rows followed by ``other``'s (loaded with the same options, none of them already here)."""
         times = None if self.created_at is None or other.created_at is None else self.created_at + other.created_at
-        vectors = np.concatenate([self.vectors, other.vectors]) if len(other.ids) else self.vectors
-        return Candidates(np.concatenate([self.ids, other.ids]), vectors, times)
+        similarities = self.similarities
+        if similarities is not None and other.similarities is not None:
+            similarities = np.concatenate([similarities, other.similarities])
+        return Candidates(np.concatenate([self.ids, other.ids]), similarities, times)
 
     def by_id(self) -> Candidates:
         """These rows in id order, as a lookup by primary key returns them (equal similarities rank by position)."""
         order = np.argsort(self.ids, kind="stable")
         times = None if self.created_at is None else [self.created_at[i] for i in order]
-        return Candidates(self.ids[order], self.vectors[order] if len(order) else self.vectors, times)
+        similarities = None if self.similarities is None else self.similarities[order]
+        return Candidates(self.ids[order], similarities, times)
 
 
 @dataclass(frozen=True)
@@ -243,11 +297,13 @@ def load_candidates(
     connection: Connection,
     scope: Scope,
     keep: Predicate | None,
+    similarity: Similarity | None,
     *,
     with_times: bool = False,
     ids: Sequence[int] | None = None,
 ) -> Candidates:
-    """Every in-scope row with an embedding whose metadata passes ``keep`` (only ``ids``, when given).
+    """Every in-scope row with an embedding whose metadata passes ``keep`` (only ``ids``, when given), with its
+    ``similarity`` to the query (none without one: a full-text ranking reads only ids).
 
     Metadata and creation times are read only when needed: decoding them is most of a query's cost.
     """
@@ -260,30 +316,35 @@ def load_candidates(
                 *conditions[1:],
                 scope.table.c.id.in_(bindparam("ids", expanding=True)),
             ]
-        return candidate_query(scope, keep, with_times).where(*conditions)
+        return candidate_query(scope, keep, with_times, similarity).where(*conditions)
 
-    query = reused(("candidates", keep is not None, with_times, ids is None), scope, build)
-    params = scope.params if ids is None else scope.params | {"ids": list(dict.fromkeys(ids))}
-    return to_candidates(connection.execute(query, params).all(), keep, with_times=with_times)
+    kind = similarity.kind if similarity is not None else None
+    query = reused(("candidates", keep is not None, with_times, ids is None, kind), scope, build)
+    params = scope.params | (similarity.params if similarity is not None else {})
+    params = params if ids is None else params | {"ids": list(dict.fromkeys(ids))}
+    return to_candidates(connection.execute(query, params).all(), keep, similarity, with_times=with_times)
 
 
-def candidate_query(scope: Scope, keep: Predicate | None, with_times: bool) -> Select[Any]:
-    """The columns a ranking reads (id, embedding; creation time and metadata only when needed) of rows with an
-    embedding; the caller adds the conditions that pick the rows."""
+def candidate_query(
+    scope: Scope, keep: Predicate | None, with_times: bool, similarity: Similarity | None
+) -> Select[Any]:
+    """The columns a ranking reads (id, what ``similarity`` reads; creation time and metadata only when needed) of
+    rows with an embedding; the caller adds the conditions that pick the rows."""
     column = scope.table.c
-    columns = [column.id, column.embedding]
+    columns = [column.id] + ([similarity.column(scope.table)] if similarity is not None else [])
     columns += [column.created_at] if with_times else []
     columns += [column.metadata] if keep else []
     return select(*columns).where(column.embedding.is_not(None))
 
 
-def to_candidates(rows: Sequence[Row[Any]], keep: Predicate | None, *, with_times: bool) -> Candidates:
+def to_candidates(
+    rows: Sequence[Row[Any]], keep: Predicate | None, similarity: Similarity | None, *, with_times: bool
+) -> Candidates:
     """The rows of a :func:`candidate_query` whose metadata passes ``keep``."""
-    kept = [row for row in rows if keep is None or keep(row.metadata or {})]
+    kept = rows if keep is None else [row for row in rows if keep(row.metadata or {})]
     found = np.fromiter((row.id for row in kept), dtype=np.int64, count=len(kept))
-    blob = b"".join(bytes(row.embedding) for row in kept)
-    vectors = np.frombuffer(blob, dtype="<f4").reshape(len(kept), -1) if kept else np.zeros((0, 1), np.float32)
-    return Candidates(found, vectors, [row.created_at for row in kept] if with_times else None)
+    similarities = similarity.read(kept) if similarity is not None else None
+    return Candidates(found, similarities, [row.created_at for row in kept] if with_times else None)
 
 
 def fulltext_ranking(
@@ -390,11 +451,11 @@ def _sqlite_scored(scope: Scope, terms: Sequence[str], match_cap: int | None, *,
     return query.subquery()
 
 
-def fuse(
-    candidates: Candidates, similarities: np.ndarray | None, fulltext_ids: Sequence[int] | None
-) -> dict[int, float]:
-    """RRF scores of the vector ranking (when ``similarities``) and the full-text ranking (when given)."""
+def fuse(candidates: Candidates, fulltext_ids: Sequence[int] | None) -> dict[int, float]:
+    """RRF scores of the vector ranking (when the candidates have similarities) and the full-text ranking (when
+    given)."""
     rankings: list[tuple[float, list[int]]] = []
+    similarities = candidates.similarities
     if similarities is not None:
         order = np.argsort(-similarities, kind="stable")[:RANK_DEPTH]
         rankings.append((1.0, [int(candidates.ids[i]) for i in order]))
@@ -439,8 +500,8 @@ def session_context(
     scope: Scope,
     candidates: Candidates,
     keep: Predicate | None,
+    similarity: Similarity,
     *,
-    query_vector: np.ndarray,
     fulltext_ids: Sequence[int],
     with_times: bool,
 ) -> tuple[Candidates, SessionContext]:
@@ -459,7 +520,7 @@ def session_context(
         bound = table.c.id < row.c.id if before else table.c.id > row.c.id
         return select(edge).where(*scope.conditions, table.c.session_id == row.c.session_id, bound).scalar_subquery()
 
-    top = best_ids(fuse(candidates, candidates.vectors @ query_vector, fulltext_ids), CONTEXT_DEPTH)
+    top = best_ids(fuse(candidates, fulltext_ids), CONTEXT_DEPTH)
     query = select(row.c.id, row.c.session_id, adjacent(True), adjacent(False)).where(
         actor_for_ids(row), row.c.id.in_(top)
     )
@@ -468,7 +529,7 @@ def session_context(
     missing = {int(n) for *_, before, after in found for n in (before, after) if n is not None and n not in present}
     if missing:
         candidates = candidates.merged(
-            load_candidates(connection, scope, keep, with_times=with_times, ids=sorted(missing))
+            load_candidates(connection, scope, keep, similarity, with_times=with_times, ids=sorted(missing))
         )
     loaded = set(candidates.ids.tolist())
     neighbours = {
@@ -483,7 +544,6 @@ def session_context(
 def rank(
     candidates: Candidates,
     *,
-    query_vector: np.ndarray | None,
     fulltext_ids: Sequence[int] | None,
     top_k: int,
     min_similarity: float | None = None,
@@ -491,13 +551,13 @@ def rank(
     now: datetime | None = None,
     context: SessionContext | None = None,
 ) -> list[Hit]:
-    """Fuse the vector ranking (when ``query_vector``) and the full-text ranking (when given) by RRF,
-    then rerank with the session ``context`` when given."""
+    """Fuse the vector ranking (when the candidates have similarities) and the full-text ranking (when given) by
+    RRF, then rerank with the session ``context`` when given."""
     if len(candidates.ids) == 0:
         return []
     position = {int(row_id): index for index, row_id in enumerate(candidates.ids)}
-    similarities = candidates.vectors @ query_vector if query_vector is not None else None
-    scores = fuse(candidates, similarities, fulltext_ids)
+    similarities = candidates.similarities
+    scores = fuse(candidates, fulltext_ids)
     if context is not None:
         scores = context.rerank(scores)
     hits = []

@@ -55,10 +55,11 @@ from agentcore.memory.models import (
 )
 from agentcore.memory.parallel import SideConnections
 from agentcore.memory.pgvector import COLUMN as VECTOR_COLUMN
-from agentcore.memory.pgvector import PgVectorIndex, vector_table
+from agentcore.memory.pgvector import InDatabase, vector_table
 from agentcore.memory.pgvector import build_indexes as build_pgvector_indexes
 from agentcore.memory.pgvector import drop_indexes as drop_pgvector_indexes
 from agentcore.memory.pgvector import enable as enable_pgvector
+from agentcore.memory.pgvector import nearest as pgvector_nearest
 from agentcore.memory.rows import (
     NewEvent,
     NewRecord,
@@ -156,12 +157,11 @@ class MemoryStore:
         self._accelerator = accelerator
         self.schema_version = migrate(self.engine)
         self.pgvector = False
-        self._nominator: Nominator | PgVectorIndex | None = None
+        self._nominator: Nominator | None = None  # SQLite's; with pgvector the HNSW index nominates
         self._side: SideConnections | None = None
         if self.engine.dialect.name == "postgresql":
             if pgvector is not False:
                 self.pgvector = enable_pgvector(self.engine, dimension, required=pgvector is True)
-            self._nominator = PgVectorIndex() if self.pgvector else None
             self._side = SideConnections(self.engine) if self.pgvector else None
         elif pgvector:
             raise InvalidMemoryInputError("pgvector=True needs a PostgreSQL database")
@@ -759,6 +759,7 @@ class MemoryStore:
         if mode != "fulltext":
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
             vector = self._unit(np.asarray(vector).reshape(1, -1), 1)[0]
+        similarity = None if vector is None else self._similarity(vector)
         actor_key, side = (scope.table.name, scope.actor_id), self._side if vector is not None else None
         with self.engine.connect() as connection:
             ranking: Ranking = None
@@ -776,26 +777,25 @@ class MemoryStore:
             # fused or recency-weighted rankings look RANK_DEPTH deep; a plain vector ranking needs only top_k
             needed = top_k if ranking is None and recency_half_life is None else search.RANK_DEPTH
             candidates = self._candidates(
-                connection, scope, keep, recency_half_life is not None, vector, ranking, needed
+                connection, scope, keep, recency_half_life is not None, similarity, ranking, needed
             )
             fulltext = _ranked(ranking)
             if side is not None and fulltext is not None:
                 # the nomination filled its limit: the actor has more rows in scope than a fused ranking reads
                 side.remember(actor_key, large=len(candidates.ids) >= search.RANK_DEPTH)
             context = None
-            if session_context and vector is not None and fulltext is not None:
+            if session_context and similarity is not None and fulltext is not None:
                 candidates, context = search.session_context(
                     connection,
                     scope,
                     candidates,
                     keep,
-                    query_vector=vector,
+                    similarity,
                     fulltext_ids=fulltext,
                     with_times=recency_half_life is not None,
                 )
             hits = search.rank(
                 candidates,
-                query_vector=vector,
                 fulltext_ids=fulltext,
                 top_k=top_k,
                 min_similarity=min_score,
@@ -805,13 +805,17 @@ class MemoryStore:
             )
             return hits, self._fetch(connection, scope.table, scope.actor_id, [hit.id for hit in hits])
 
+    def _similarity(self, vector: np.ndarray) -> search.Similarity:
+        """How this store reads candidates' similarity to the unit query ``vector``."""
+        return InDatabase(vector) if self.pgvector else search.InProcess(vector)
+
     def _candidates(
         self,
         connection: Connection,
         scope: Scope,
         keep: Predicate | None,
         with_times: bool,
-        vector: np.ndarray | None,
+        similarity: search.Similarity | None,
         ranking: Ranking,
         needed: int,
     ) -> search.Candidates:
@@ -821,50 +825,48 @@ class MemoryStore:
         ``needed`` survive them, a wider nomination (then everything) is read, so the vector ranking is
         the one over the rows in scope.
         """
-        if vector is None:
-            return search.load_candidates(connection, scope, keep, with_times=with_times, ids=_ranked(ranking) or [])
-        if isinstance(self._nominator, PgVectorIndex):
-            return self._pgvector_candidates(self._nominator, connection, scope, keep, with_times, vector, ranking,
-                                             needed)  # fmt: skip
+        load = partial(search.load_candidates, connection, scope, keep, similarity, with_times=with_times)
+        if similarity is None:
+            return load(ids=_ranked(ranking) or [])
+        if isinstance(similarity, InDatabase):
+            return self._pgvector_candidates(connection, scope, keep, with_times, similarity, ranking, needed)
         fulltext = _ranked(ranking)
         for factor in NOMINATION_FACTORS:
             limit = factor * needed
-            nominated = self._nominator.nominate(connection, scope, vector, limit) if self._nominator else None
+            nominated = (
+                self._nominator.nominate(connection, scope, similarity.query, limit) if self._nominator else None
+            )
             if nominated is None:
                 break
-            candidates = search.load_candidates(
-                connection, scope, keep, with_times=with_times, ids=[*nominated, *(fulltext or [])]
-            )
+            candidates = load(ids=[*nominated, *(fulltext or [])])
             if len(nominated) < limit or np.isin(candidates.ids, nominated).sum() >= needed:
                 return candidates
-        return search.load_candidates(connection, scope, keep, with_times=with_times)
+        return load()
 
     @staticmethod
     def _pgvector_candidates(
-        nominator: PgVectorIndex,
         connection: Connection,
         scope: Scope,
         keep: Predicate | None,
         with_times: bool,
-        vector: np.ndarray,
+        similarity: InDatabase,
         ranking: Ranking,
         needed: int,
     ) -> search.Candidates:
-        """pgvector's nominees come in scope, with their embeddings: only the full-text matches outside them are
+        """pgvector's nominees come in scope, with their similarities: only the full-text matches outside them are
         read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``)."""
+        load = partial(search.load_candidates, connection, scope, keep, similarity, with_times=with_times)
         for factor in PGVECTOR_FUSED_FACTORS if ranking is not None else NOMINATION_FACTORS:
             limit = factor * needed
-            nominees, read = nominator.nearest(connection, scope, keep, with_times, vector, limit)
+            nominees, read = pgvector_nearest(connection, scope, keep, with_times, similarity, limit)
             fulltext = _ranked(ranking)
             if read < limit or len(nominees.ids) >= needed:
                 present = set(nominees.ids.tolist())
                 rest = [row_id for row_id in fulltext or [] if row_id not in present]
                 if rest:  # a light actor has every full-text match among its nominees
-                    nominees = nominees.merged(
-                        search.load_candidates(connection, scope, keep, with_times=with_times, ids=rest)
-                    )
+                    nominees = nominees.merged(load(ids=rest))
                 return nominees.by_id()
-        return search.load_candidates(connection, scope, keep, with_times=with_times)
+        return load()
 
     def _unit(self, vectors: Any, rows: int) -> np.ndarray:
         """Unit rows of this store's dimension (a wrong dimension, NaN or zero vector is refused)."""

@@ -21,7 +21,8 @@ def statements() -> Iterator[list[tuple[str, str]]]:
     seen: list[tuple[str, str]] = []
 
     def record(_conn: object, _cursor: object, statement: str, *_: Any) -> None:
-        kind = "fulltext" if "ts_rank(" in statement else "nominate" if "<=>" in statement else None
+        nominates = "<=>" in statement and "LIMIT" in statement  # reads by id compute distances too, unlimited
+        kind = "fulltext" if "ts_rank(" in statement else "nominate" if nominates else None
         if kind is not None:
             seen.append((threading.current_thread().name, kind))
 

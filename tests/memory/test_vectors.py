@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import create_engine, event, make_url, text
 
 from agentcore.memory import InvalidMemoryInputError, MemoryStore, MemoryStoreError, NewRecord
 from agentcore.memory.vectors import CACHE_MIN_ROWS, PROJECTED_DIMENSIONS, ActorMatrixCache
@@ -155,6 +157,8 @@ def test_postgresql_with_and_without_pgvector_rank_alike(make_store: Callable[..
         for name, store in (("with", with_index), ("without", without)):
             hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
             assert [hit.record.id for hit in hits] == _exact(ids[name], vectors, query)
+            exact = dict(zip(ids[name], (vectors @ query).tolist(), strict=True))
+            assert [hit.similarity for hit in hits] == pytest.approx([exact[hit.record.id] for hit in hits], abs=1e-6)
     with with_index.engine.connect() as connection:
         kinds = connection.execute(
             text("SELECT indexdef FROM pg_indexes WHERE tablename = 'memory_records' AND indexdef LIKE '%hnsw%'")
@@ -199,3 +203,35 @@ def test_analyze_gives_postgresql_the_row_counts_its_plans_need(make_store: Call
         with store.engine.connect() as connection:
             counted = connection.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'memory_records'::regclass"))
             assert counted.scalar() == 300
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_pgvector_searches_read_similarities_not_embeddings(make_store: Callable[..., MemoryStore]) -> None:
+    """The database computes each candidate's similarity: no search statement selects the float32 bytea (~3 kB per
+    row as hex), so the heap keeps it out of line and a walk over an actor's rows reads narrow rows."""
+    store = make_store()
+    assert store.pgvector
+    vectors = _clustered(400)
+    _fill(store, "alice", vectors)
+    selected: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            selected.append(re.split(r"\sFROM\s", statement)[0])
+
+    event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        for mode in ("hybrid", "vector"):
+            query = _clustered(1, seed=4)[0]
+            assert store.retrieve("alice", "note topic 3", mode=mode, query_embedding=query)  # type: ignore[arg-type]
+    finally:
+        event.remove(store.engine, "before_cursor_execute", record)
+    assert any("<=>" in columns for columns in selected)
+    assert not [columns for columns in selected if re.search(r"\.embedding\b(?!_vec)", columns)]
+    with store.engine.connect() as connection:
+        heap = connection.execute(text("SELECT pg_relation_size('memory_records')")).scalar()
+        options = connection.execute(
+            text("SELECT reloptions FROM pg_class WHERE oid = to_regclass('memory_records')")
+        ).scalar()
+    assert heap is not None and heap / len(vectors) < 700, "rows hold their embeddings out of line"
+    assert options == ["toast_tuple_target=1536"]
