@@ -25,7 +25,6 @@ ItemTest = Callable[[Any], bool]
 ItemValue = Callable[[Any], Any]
 Tally = Callable[[list[Any], bool, int], int]  # (items, wanted, stop) -> how many items' test is ``wanted``
 _PLAIN = (int, str)  # the types the fast paths compute with (not bool: its type is bool, not int)
-_OBJECTS = frozenset({dict})  # the loops below check every item's type at once, in C, before reading any
 
 
 class Slow(Exception):
@@ -180,10 +179,10 @@ def _fields_arith(compute: Callable[[Any, Any], Any], first: str, second: str) -
     def total(items: list[Any]) -> int:
         """The sum of ``fields`` over the items, in one loop (no call per item)."""
         result = 0
-        if not _OBJECTS.issuperset(map(type, items)):
-            raise Slow
         try:
             for item in items:
+                if type(item) is not dict:  # per item: a fifth of the cost of checking all types at once
+                    raise Slow
                 a, b = item[first], item[second]
                 if type(a) is not int or type(b) is not int:
                     raise Slow
@@ -258,10 +257,10 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
 
         def tally(items: list[Any], wanted: bool, stop: int) -> int:
             found, target = 0, above is wanted  # an item's test is ``wanted`` when ``cut < value`` is this
-            if not _OBJECTS.issuperset(map(type, items)):
-                raise Slow
             try:
                 for item in items:
+                    if type(item) is not dict:
+                        raise Slow
                     value = item[name]
                     if type(value) is not int:
                         raise Slow
@@ -310,10 +309,10 @@ def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
 
     def tally(items: list[Any], wanted: bool, stop: int) -> int:
         found = 0
-        if not _OBJECTS.issuperset(map(type, items)):
-            raise Slow
         try:
             for item in items:
+                if type(item) is not dict:
+                    raise Slow
                 a = item[name_a]
                 if type(a) is not int:
                     raise Slow
@@ -390,10 +389,10 @@ def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
 
         def tally(items: list[Any], wanted: bool, stop: int) -> int:
             found, affixed = 0, wanted is not negated  # an item's test is ``wanted`` when its affix test is this
-            if not _OBJECTS.issuperset(map(type, items)):
-                raise Slow
             try:
                 for item in items:
+                    if type(item) is not dict:
+                        raise Slow
                     value = item[name]
                     if type(value) is not str:
                         raise Slow
