@@ -291,7 +291,7 @@ def _arguments(operands: tuple[ast.Value, ...], compute: Binary, general: Getter
             return general(env)
         return values(a, b)
 
-    arguments.pair = (first, second, compute)  # type: ignore[attr-defined]  # for conditions._ordered_const
+    arguments.pair = (first, second, compute, values)  # type: ignore[attr-defined]  # for conditions' comparisons
     return arguments
 
 
