@@ -53,6 +53,9 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, k
     pair = getattr(left, "pair", None)  # two plain arguments in arithmetic (values._arguments)
     if pair is not None:
         return _ordered_pair(compare, bound, pair, general)
+    whole_list = getattr(left, "whole_list", None)  # a count or sum over a list argument with a fast path
+    if whole_list is not None:
+        return _ordered_list(compare, bound, whole_list, general)
     if key is None:
         return general
 
@@ -82,6 +85,29 @@ def _ordered_pair(compare: Callable[[Any, Any], bool], bound: Any, pair: _Pair, 
         return general(env)
 
     return ordered_pair
+
+
+def _ordered_list(
+    compare: Callable[[Any, Any], bool], bound: Any, whole_list: tuple[str, Callable[[list[Any]], int]], general: Test
+) -> Test:
+    """``count of item in items where ... is more than 2``, ``sum of ... for item in items is more than 500``: the
+    list argument read and its fast whole number computed here, as the getter (``values._count_where``,
+    ``values._fold``) computes them; anything else (no list, an item the fast path cannot take, a sum beyond
+    ``LIMIT``) as ``general``."""
+    key, whole = whole_list
+
+    def ordered_list(env: Env) -> bool:
+        values = env.args.get(key)
+        if type(values) is list:
+            try:
+                result = whole(values)
+            except Slow:
+                return general(env)
+            if -LIMIT < result < LIMIT:
+                return compare(result, bound)
+        return general(env)
+
+    return ordered_list
 
 
 def _ordered_number(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:

@@ -100,6 +100,19 @@ def test_a_whole_number_sum_beyond_the_limit_fails_closed_as_the_general_path() 
     assert "too large" in str(outcome(FAST, args)[1:])
 
 
+@pytest.mark.parametrize(
+    "condition",
+    [
+        'count of item in items where item.sku starts with "gift_" is more than 2',
+        "sum of item.price times item.qty for item in items is at most 5",
+    ],
+)
+def test_a_count_or_sum_compared_with_a_number_reads_its_list_itself(condition: str) -> None:
+    """The comparison reads the list argument and runs the fast path itself (one call fewer than the getter)."""
+    test = conditions.Compiler({}).cond(parse(f"deny t when {condition}.").rules[0].clauses[0].cond)
+    assert test.__name__ == "ordered_list"
+
+
 def test_the_commonest_item_tests_run_their_own_loop() -> None:
     """The rules above the general ones each get a loop with the test written in, not a call per item."""
     for rule in parse(RULES).rules[-KERNELS:]:
