@@ -53,6 +53,9 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, k
     pair = getattr(left, "pair", None)  # two plain arguments in arithmetic (values._arguments)
     if pair is not None:
         return _ordered_pair(compare, bound, pair, general)
+    whole_list = getattr(left, "whole_list", None)  # a count or sum over a list argument with a fast path
+    if whole_list is not None:
+        return _ordered_list(compare, bound, whole_list, general)
     if key is None:
         return general
 
@@ -64,10 +67,13 @@ def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, k
     return argument
 
 
-def _ordered_pair(compare: Callable[[Any, Any], bool], bound: Any, pair: tuple[str, str, Any], general: Test) -> Test:
+_Pair = tuple[str, str, Callable[[Any, Any], Any], Callable[[Any, Any], Any]]  # values._arguments' ``pair``
+
+
+def _ordered_pair(compare: Callable[[Any, Any], bool], bound: Any, pair: _Pair, general: Test) -> Test:
     """``quantity times price is at most 700``: whole-number arguments read and computed here, as
     ``values._arguments`` computes them (anything else, an argument missing included, as ``general``)."""
-    first, second, compute = pair
+    first, second, compute, _ = pair
 
     def ordered_pair(env: Env) -> bool:
         args = env.args
@@ -79,6 +85,29 @@ def _ordered_pair(compare: Callable[[Any, Any], bool], bound: Any, pair: tuple[s
         return general(env)
 
     return ordered_pair
+
+
+def _ordered_list(
+    compare: Callable[[Any, Any], bool], bound: Any, whole_list: tuple[str, Callable[[list[Any]], int]], general: Test
+) -> Test:
+    """``count of item in items where ... is more than 2``, ``sum of ... for item in items is more than 500``: the
+    list argument read and its fast whole number computed here, as the getter (``values._count_where``,
+    ``values._fold``) computes them; anything else (no list, an item the fast path cannot take, a sum beyond
+    ``LIMIT``) as ``general``."""
+    key, whole = whole_list
+
+    def ordered_list(env: Env) -> bool:
+        values = env.args.get(key)
+        if type(values) is list:
+            try:
+                result = whole(values)
+            except Slow:
+                return general(env)
+            if -LIMIT < result < LIMIT:
+                return compare(result, bound)
+        return general(env)
+
+    return ordered_list
 
 
 def _ordered_number(op: str, left: Callable[[Env], Any], bound: Any, what: str) -> Test:
@@ -370,7 +399,22 @@ def _ordered_duration(op: str, left: Getter, bound: timedelta, what: str) -> Tes
         value = left(env)
         return compare(value, bound) if type(value) is timedelta else compare(*ordered(value, bound, what))
 
-    return ordered_duration
+    pair: _Pair | None = getattr(left, "pair", None)  # two plain arguments in arithmetic (values._arguments)
+    if pair is None:
+        return ordered_duration
+    first, second, _, values = pair
+
+    def texts_apart(env: Env) -> bool:
+        """``end_date minus start_date is more than 30 days``: two texts read here and computed by the getter's
+        own ``values``, as it computes two present arguments that are not whole numbers (one call fewer)."""
+        args = env.args
+        a, b = args.get(first), args.get(second)
+        if type(a) is not str or type(b) is not str:
+            return ordered_duration(env)
+        value = values(a, b)
+        return compare(value, bound) if type(value) is timedelta else compare(*ordered(value, bound, what))
+
+    return texts_apart
 
 
 _Path = tuple[str, str | None]  # an argument path of one or two names: (outer, inner or None)

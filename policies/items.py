@@ -15,7 +15,7 @@ import math
 import operator
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from agentcore.policies import ast
 from agentcore.policies.quantities import LIMIT, exact
@@ -23,9 +23,15 @@ from agentcore.policies.text import canonical_text
 
 ItemTest = Callable[[Any], bool]
 ItemValue = Callable[[Any], Any]
-Tally = Callable[[list[Any], bool, int], int]  # (items, wanted, stop) -> how many items' test is ``wanted``
+
+
+class Tally(Protocol):
+    """``tally(items, wanted, stop)``: how many items' test is ``wanted``; ``tally(items)`` counts those that hold."""
+
+    def __call__(self, items: list[Any], wanted: bool = True, stop: int = 0) -> int: ...
+
+
 _PLAIN = (int, str)  # the types the fast paths compute with (not bool: its type is bool, not int)
-_OBJECTS = frozenset({dict})  # the loops below check every item's type at once, in C, before reading any
 
 
 class Slow(Exception):
@@ -71,7 +77,7 @@ def item_tally(cond: ast.Cond, var: str) -> Tally | None:
 
 
 def _calling(test: ItemTest) -> Tally:
-    def tally(items: list[Any], wanted: bool, stop: int) -> int:
+    def tally(items: list[Any], wanted: bool = True, stop: int = 0) -> int:
         found = 0
         for item in items:
             if test(item) is wanted:
@@ -180,10 +186,10 @@ def _fields_arith(compute: Callable[[Any, Any], Any], first: str, second: str) -
     def total(items: list[Any]) -> int:
         """The sum of ``fields`` over the items, in one loop (no call per item)."""
         result = 0
-        if not _OBJECTS.issuperset(map(type, items)):
-            raise Slow
         try:
             for item in items:
+                if type(item) is not dict:  # per item: a fifth of the cost of checking all types at once
+                    raise Slow
                 a, b = item[first], item[second]
                 if type(a) is not int or type(b) is not int:
                     raise Slow
@@ -256,12 +262,12 @@ def _ordered(op: str, left: ItemValue, bound: Any) -> ItemTest:
                     return bool(compare(value, bound))
             raise Slow
 
-        def tally(items: list[Any], wanted: bool, stop: int) -> int:
+        def tally(items: list[Any], wanted: bool = True, stop: int = 0) -> int:
             found, target = 0, above is wanted  # an item's test is ``wanted`` when ``cut < value`` is this
-            if not _OBJECTS.issuperset(map(type, items)):
-                raise Slow
             try:
                 for item in items:
+                    if type(item) is not dict:
+                        raise Slow
                     value = item[name]
                     if type(value) is not int:
                         raise Slow
@@ -308,12 +314,12 @@ def _both_ordered(first: ItemTest, second: ItemTest) -> ItemTest | None:
                     return bool(compare_b(b, bound_b))
         raise Slow
 
-    def tally(items: list[Any], wanted: bool, stop: int) -> int:
+    def tally(items: list[Any], wanted: bool = True, stop: int = 0) -> int:
         found = 0
-        if not _OBJECTS.issuperset(map(type, items)):
-            raise Slow
         try:
             for item in items:
+                if type(item) is not dict:
+                    raise Slow
                 a = item[name_a]
                 if type(a) is not int:
                     raise Slow
@@ -353,7 +359,7 @@ def _member(left: ItemValue, keys: frozenset[Any], negated: bool) -> ItemTest:
             return (value in numbers) is not negated
         raise Slow
 
-    def tally(items: list[Any], wanted: bool, stop: int) -> int:
+    def tally(items: list[Any], wanted: bool = True, stop: int = 0) -> int:
         found, member = 0, wanted is not negated  # an item's test is ``wanted`` when its membership is this
         for item in items:
             value = item if name is None else item.get(name) if type(item) is dict else Slow
@@ -388,12 +394,12 @@ def _affix(left: ItemValue, text: str, prefix: bool, negated: bool) -> ItemTest:
 
         part = _affix_slice(text, prefix)
 
-        def tally(items: list[Any], wanted: bool, stop: int) -> int:
+        def tally(items: list[Any], wanted: bool = True, stop: int = 0) -> int:
             found, affixed = 0, wanted is not negated  # an item's test is ``wanted`` when its affix test is this
-            if not _OBJECTS.issuperset(map(type, items)):
-                raise Slow
             try:
                 for item in items:
+                    if type(item) is not dict:
+                        raise Slow
                     value = item[name]
                     if type(value) is not str:
                         raise Slow

@@ -57,8 +57,12 @@ def moment(value: Any, what: str) -> date | datetime:
     """``value`` as a date or an aware timestamp; ISO text is parsed (no zone means UTC)."""
     if isinstance(value, str):  # the commonest: text from JSON arguments (text is never a date, so test it first)
         try:
-            if len(value) == 10 and _IS_DATE(value):  # only ten characters can match; skips the regex
-                return date.fromisoformat(value)
+            if len(value) == 10 and value[4] == "-" == value[7]:  # the shape of every text _IS_DATE matches
+                try:  # of its ten-character forms only YYYY-MM-DD has these dashes, and it reads ASCII digits
+                    return date.fromisoformat(value)  # only: a text it reads is one _IS_DATE matches
+                except ValueError:
+                    if _IS_DATE(value):  # a date that does not exist, not a timestamp
+                        raise
             parsed = datetime.fromisoformat(value)
         except ValueError:
             pass

@@ -7,6 +7,7 @@ twice, a glob where an argument path belongs, a number too long) raise :class:`L
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Literal
 
 from lark import Token, Tree
@@ -491,7 +492,9 @@ class ToAst:
         return self._path_parts(items[0])
 
     def _path_parts(self, token: Token) -> ast.Path:
-        parts = str(token).split(".")
+        # interned, as Python interns the keys of dict literals and of model fields: a request's dict then finds
+        # the name by identity, without comparing the text
+        parts = [sys.intern(part) for part in str(token).split(".")]
         if "*" in str(token):
             raise self._error(token, f"`{token}` is a pattern, not an argument path", "remove the `*`")
         if parts[0] in ast.PATH_ROOTS:

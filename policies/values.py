@@ -291,7 +291,7 @@ def _arguments(operands: tuple[ast.Value, ...], compute: Binary, general: Getter
             return general(env)
         return values(a, b)
 
-    arguments.pair = (first, second, compute)  # type: ignore[attr-defined]  # for conditions._ordered_const
+    arguments.pair = (first, second, compute, values)  # type: ignore[attr-defined]  # for conditions' comparisons
     return arguments
 
 
@@ -416,6 +416,8 @@ def _fold(node: ast.Fold, cond: CondCompiler) -> Getter:
         first = values[0]
         return (min if op == "min" else max)(values, key=lambda v: ordered(v, first, what)[0])
 
+    if whole is not None and key is not None:
+        fold.whole_list = (key, whole)  # type: ignore[attr-defined]  # for conditions._ordered_const
     return fold
 
 
@@ -462,6 +464,8 @@ def _count_where(node: ast.CountWhere, cond: CondCompiler) -> Getter:
                 pass
         return sum(map(bool, _each(env, var, values, test)))
 
+    if tally is not None and key is not None:
+        count.whole_list = (key, tally)  # type: ignore[attr-defined]  # for conditions._ordered_const
     return count
 
 

@@ -4,7 +4,8 @@ and notes included."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import re
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from agentcore import PolicyEngine, Request
 from agentcore.policies import AgentInfo, Principal, RequestContext, compiler, conditions, parse
-from agentcore.policies.quantities import LIMIT, Unevaluable, arithmetic
+from agentcore.policies.quantities import LIMIT, Unevaluable, arithmetic, moment
 from agentcore.policies.values import Env, compile_value, describe
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -66,9 +67,46 @@ def test_time_windows_and_durations_decide_as_the_general_closures(start: Any, e
 
 
 def test_the_specialised_time_closures_are_the_ones_compiled() -> None:
-    window = conditions.Compiler({}).cond(parse("deny t when start is within 1 hour of now.").rules[0].clauses[0].cond)
-    span = conditions.Compiler({}).cond(parse("deny t when a is more than 2 days.").rules[0].clauses[0].cond)
-    assert window.__name__ == "within_now" and span.__name__ == "ordered_duration"
+    def compiled(condition: str) -> str:
+        return str(conditions.Compiler({}).cond(parse(f"deny t when {condition}.").rules[0].clauses[0].cond).__name__)
+
+    assert compiled("start is within 1 hour of now") == "within_now"
+    assert compiled("a is more than 2 days") == "ordered_duration"
+    assert compiled("end minus start is more than 30 days") == "texts_apart"
+
+
+def _moment_by_pattern(value: str) -> Any:
+    """``quantities.moment`` of a text as it read texts before the shape test: the date pattern decides."""
+    try:
+        if len(value) == 10 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            return date.fromisoformat(value)
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return "unevaluable"
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+DATE_LIKE = st.one_of(
+    st.text(alphabet="0123456789-W:T+Z \u0662\uff12", min_size=10, max_size=10),
+    st.dates().map(lambda d: d.isoformat()),
+    st.tuples(st.dates(), st.integers(0, 9), st.sampled_from("0-W:+T \u0662")).map(
+        lambda t: t[0].isoformat()[: t[1]] + t[2] + t[0].isoformat()[t[1] + 1 :]
+    ),
+    st.sampled_from(["2026-W06-2", "2026-02-30", "2026-13-01", "2026-1-1-1", "20260210T5", "2026-02-1Z"]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=DATE_LIKE)
+def test_a_text_is_a_date_exactly_when_the_date_pattern_matches_it(text: str) -> None:
+    """``moment`` tries ``date.fromisoformat`` on a ten-character text with a date's dashes instead of matching
+    the pattern first: the same dates, timestamps and refusals."""
+    try:
+        got: Any = moment(text, "x")
+    except Unevaluable:
+        got = "unevaluable"
+    expected = _moment_by_pattern(text)
+    assert (got, type(got)) == (expected, type(expected))
 
 
 def test_windows_around_now_hold_at_their_bounds() -> None:
