@@ -27,6 +27,7 @@ from sqlalchemy import (
     Select,
     Table,
     bindparam,
+    case,
     literal_column,
     text,
 )
@@ -38,7 +39,7 @@ from agentcore.memory.database import run_write
 from agentcore.memory.errors import MemoryStoreError
 from agentcore.memory.filters import Predicate
 from agentcore.memory.fulltext import FULLTEXT_TABLES
-from agentcore.memory.search import Candidates, Scope, candidate_query, reused, to_candidates
+from agentcore.memory.search import Candidates, Scope, candidate_query, reused, scored, to_candidates
 
 log = logging.getLogger(__name__)
 COLUMN = "embedding_vec"
@@ -202,11 +203,17 @@ class InDatabase:
     def params(self) -> dict[str, Any]:
         return {QUERY_PARAM: vector_literal(self.query.astype("<f4").tobytes())}
 
-    def column(self, table: Table) -> ColumnElement[Any]:
-        return _distance(table).label("distance")
+    def columns(self, table: Table) -> list[ColumnElement[Any]]:
+        # a row written by a store opened with pgvector=False has no embedding_vec: its bytea comes instead
+        vector: ColumnElement[Any] = literal_column(f"{table.name}.{COLUMN}")
+        return [_distance(table).label("distance"), case((vector.is_(None), table.c.embedding)).label("embedding")]
 
     def read(self, rows: Sequence[Row[Any]]) -> np.ndarray:
-        return 1.0 - np.fromiter((row.distance for row in rows), dtype=np.float64, count=len(rows))
+        similarities = 1.0 - np.array([np.nan if row.distance is None else row.distance for row in rows], np.float64)
+        unindexed = np.flatnonzero(np.isnan(similarities))
+        if len(unindexed):
+            similarities[unindexed] = scored([rows[int(i)] for i in unindexed], self.query)
+        return similarities
 
 
 def _distance(table: Table) -> ColumnElement[Any]:
@@ -244,6 +251,6 @@ def _nearest(scope: Scope, keep: Predicate | None, with_times: bool, similarity:
     """The scope's ``:limit`` rows nearest to ``:query`` (pgvector's text form) by cosine distance, through HNSW;
     ordered by the selected distance, so that a plan which sorts computes it once per row."""
     column: ColumnElement[Any] = literal_column(f"{scope.table.name}.{COLUMN}")
-    distance = similarity.column(scope.table)
+    distance = _distance(scope.table)
     statement = candidate_query(scope, keep, with_times, similarity).where(*scope.conditions, column.is_not(None))
     return statement.order_by(distance).limit(bindparam("limit", required=True))

@@ -216,7 +216,7 @@ class Similarity(Protocol):
         """The bind parameters of :meth:`column`."""
         ...
 
-    def column(self, table: Table) -> ColumnElement[Any]:
+    def columns(self, table: Table) -> list[ColumnElement[Any]]:
         """What a candidate statement selects for each row."""
         ...
 
@@ -236,14 +236,19 @@ class InProcess:
     def params(self) -> dict[str, Any]:
         return {}
 
-    def column(self, table: Table) -> ColumnElement[Any]:
-        return table.c.embedding
+    def columns(self, table: Table) -> list[ColumnElement[Any]]:
+        return [table.c.embedding]
 
     def read(self, rows: Sequence[Row[Any]]) -> np.ndarray:
-        if not rows:
-            return np.zeros(0, np.float32)
-        blob = b"".join(bytes(row.embedding) for row in rows)
-        return np.frombuffer(blob, dtype="<f4").reshape(len(rows), -1) @ self.query
+        return scored(rows, self.query)
+
+
+def scored(rows: Sequence[Row[Any]], query: np.ndarray) -> np.ndarray:
+    """The similarities of ``rows``' float32 ``embedding`` to the unit ``query``, with one matrix product."""
+    if not rows:
+        return np.zeros(0, np.float32)
+    blob = b"".join(bytes(row.embedding) for row in rows)
+    return np.frombuffer(blob, dtype="<f4").reshape(len(rows), -1) @ query
 
 
 @dataclass(frozen=True)
@@ -331,7 +336,7 @@ def candidate_query(
     """The columns a ranking reads (id, what ``similarity`` reads; creation time and metadata only when needed) of
     rows with an embedding; the caller adds the conditions that pick the rows."""
     column = scope.table.c
-    columns = [column.id] + ([similarity.column(scope.table)] if similarity is not None else [])
+    columns = [column.id, *(similarity.columns(scope.table) if similarity is not None else [])]
     columns += [column.created_at] if with_times else []
     columns += [column.metadata] if keep else []
     return select(*columns).where(column.embedding.is_not(None))

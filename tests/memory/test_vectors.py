@@ -207,8 +207,9 @@ def test_analyze_gives_postgresql_the_row_counts_its_plans_need(make_store: Call
 
 @pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
 def test_pgvector_searches_read_similarities_not_embeddings(make_store: Callable[..., MemoryStore]) -> None:
-    """The database computes each candidate's similarity: no search statement selects the float32 bytea (~3 kB per
-    row as hex), so the heap keeps it out of line and a walk over an actor's rows reads narrow rows."""
+    """The database computes each candidate's similarity: a search statement selects the float32 bytea (~3 kB per
+    row as hex) only for rows without ``embedding_vec``, so the heap keeps it out of line and a walk over an actor's
+    rows reads narrow rows."""
     store = make_store()
     assert store.pgvector
     vectors = _clustered(400)
@@ -227,7 +228,7 @@ def test_pgvector_searches_read_similarities_not_embeddings(make_store: Callable
     finally:
         event.remove(store.engine, "before_cursor_execute", record)
     assert any("<=>" in columns for columns in selected)
-    assert not [columns for columns in selected if re.search(r"\.embedding\b(?!_vec)", columns)]
+    assert not [columns for columns in selected if re.search(r"(?<!THEN )memory_records\.embedding\b(?!_vec)", columns)]
     with store.engine.connect() as connection:
         heap = connection.execute(text("SELECT pg_relation_size('memory_records')")).scalar()
         options = connection.execute(
@@ -235,3 +236,21 @@ def test_pgvector_searches_read_similarities_not_embeddings(make_store: Callable
         ).scalar()
     assert heap is not None and heap / len(vectors) < 700, "rows hold their embeddings out of line"
     assert options == ["toast_tuple_target=1536"]
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_rows_written_without_pgvector_are_found_and_scored_exactly(make_store: Callable[..., MemoryStore]) -> None:
+    """A store opened with ``pgvector=False`` on the same database writes no ``embedding_vec``: a pgvector store still
+    finds those rows (full text, or every row in scope) and scores them from their float32 embedding."""
+    indexed = make_store()
+    assert indexed.pgvector
+    plain = MemoryStore(engine=indexed.engine, pgvector=False)
+    vectors = _clustered(30)
+    ids = _fill(plain, "alice", vectors[:20]) + _fill(indexed, "alice", vectors[20:])
+    query = _clustered(1, seed=5)[0]
+    exact = dict(zip(ids, (vectors @ query).tolist(), strict=True))
+    for mode in ("hybrid", "vector"):
+        hits = indexed.retrieve("alice", "note topic", mode=mode, query_embedding=query, top_k=30)  # type: ignore[arg-type]
+        assert hits and all(hit.similarity == pytest.approx(exact[hit.record.id], abs=1e-6) for hit in hits)
+    hybrid = indexed.retrieve("alice", "note", query_embedding=query, top_k=30)
+    assert {hit.record.id for hit in hybrid} == set(ids)  # every row matches "note": the unindexed ones too
