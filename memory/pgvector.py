@@ -46,6 +46,7 @@ COLUMN = "embedding_vec"
 BACKFILL_BATCH = 2000
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 QUERY_PARAM = "query"
+INSUFFICIENT_PRIVILEGE = "42501"  # PostgreSQL's SQLSTATE
 NARROW_ROW_BYTES = 1536  # toast_tuple_target: under a row with one 384-d embedding inline (see _narrow_rows)
 
 
@@ -157,9 +158,17 @@ def _narrow_rows(connection: Connection, table: str) -> None:
         text("SELECT attstorage FROM pg_attribute WHERE attrelid = to_regclass(:t) AND attname = 'embedding'"),
         {"t": table},
     ).scalar()
-    if storage != "e":  # both settings change in this transaction: 'e' means both are set
-        connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE EXTERNAL"))
-        connection.execute(text(f"ALTER TABLE {table} SET (toast_tuple_target = {NARROW_ROW_BYTES})"))
+    if storage == "e":  # both settings change in one transaction: 'e' means both are set
+        return
+    try:
+        with connection.begin_nested():
+            connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE EXTERNAL"))
+            connection.execute(text(f"ALTER TABLE {table} SET (toast_tuple_target = {NARROW_ROW_BYTES})"))
+    except DBAPIError as error:
+        if getattr(error.orig, "pgcode", None) != INSUFFICIENT_PRIVILEGE:
+            raise
+        # a role that does not own the table (an application role beside a migration role) works as before
+        log.warning("memory: %s keeps its embeddings inline until its owner opens a store on it: %s", table, error.orig)
 
 
 def index_name(table: str) -> str:

@@ -254,3 +254,43 @@ def test_rows_written_without_pgvector_are_found_and_scored_exactly(make_store: 
         assert hits and all(hit.similarity == pytest.approx(exact[hit.record.id], abs=1e-6) for hit in hits)
     hybrid = indexed.retrieve("alice", "note", query_embedding=query, top_k=30)
     assert {hit.record.id for hit in hybrid} == set(ids)  # every row matches "note": the unindexed ones too
+
+
+def test_a_role_that_does_not_own_the_tables_opens_a_store_with_wide_rows(
+    memory_postgres_url: str, accelerator: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The out-of-line layout is the tables' owner's to set: an application role without ALTER rights still opens
+    the store (and searches) on tables whose rows are wide, with a warning saying why."""
+    url = make_url(memory_postgres_url)
+    role, database = f"memapp_{uuid.uuid4().hex[:10]}", f"memwide_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE {database}"))
+        connection.execute(text(f"CREATE ROLE {role} LOGIN"))
+    owner_url = url.set(database=database)
+    try:
+        with MemoryStore(owner_url.render_as_string(hide_password=False), accelerator=accelerator) as owner:  # type: ignore[arg-type]
+            assert owner.pgvector
+        owner_engine = create_engine(owner_url, isolation_level="AUTOCOMMIT")
+        with owner_engine.connect() as connection:  # the layout of a database created before this release
+            for table in ("memory_records", "memory_events"):
+                connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE EXTENDED"))
+                connection.execute(text(f"ALTER TABLE {table} RESET (toast_tuple_target)"))
+            connection.execute(text(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"))
+            connection.execute(text(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}"))
+        owner_engine.dispose()
+        application = owner_url.set(username=role).render_as_string(hide_password=False)
+        with caplog.at_level("WARNING", logger="agentcore.memory.pgvector"):
+            store = MemoryStore(application, accelerator=accelerator)  # type: ignore[arg-type]
+        with store:
+            assert store.pgvector and "keeps its embeddings inline" in caplog.text
+            vectors = _clustered(40)
+            ids = _fill(store, "alice", vectors)
+            query = _clustered(1, seed=6)[0]
+            hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
+            assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+            connection.execute(text(f"DROP ROLE IF EXISTS {role}"))
+        admin.dispose()
