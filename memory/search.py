@@ -207,13 +207,8 @@ class Similarity(Protocol):
         ...
 
     @property
-    def kind(self) -> str:
-        """Names the statements this way of reading builds (see :func:`reused`)."""
-        ...
-
-    @property
     def params(self) -> dict[str, Any]:
-        """The bind parameters of :meth:`column`."""
+        """The bind parameters of :meth:`columns`."""
         ...
 
     def columns(self, table: Table) -> list[ColumnElement[Any]]:
@@ -230,7 +225,6 @@ class InProcess:
     """Similarities to the unit ``query`` from the rows' float32 ``embedding``, with one matrix product here."""
 
     query: np.ndarray
-    kind = "in_process"
 
     @property
     def params(self) -> dict[str, Any]:
@@ -323,8 +317,7 @@ def load_candidates(
             ]
         return candidate_query(scope, keep, with_times, similarity).where(*conditions)
 
-    kind = similarity.kind if similarity is not None else None
-    query = reused(("candidates", keep is not None, with_times, ids is None, kind), scope, build)
+    query = reused(("candidates", keep is not None, with_times, ids is None, type(similarity)), scope, build)
     params = scope.params | (similarity.params if similarity is not None else {})
     params = params if ids is None else params | {"ids": list(dict.fromkeys(ids))}
     return to_candidates(connection.execute(query, params).all(), keep, similarity, with_times=with_times)

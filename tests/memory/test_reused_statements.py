@@ -53,7 +53,9 @@ def test_a_statement_run_without_its_scope_values_fails(store: MemoryStore) -> N
     with store.engine.connect() as connection:
         assert len(search.load_candidates(connection, scope, None, None).ids) == 6
         built = search.reused(
-            ("candidates", False, False, True, None), scope, lambda: search.candidate_query(scope, None, False, None)
+            ("candidates", False, False, True, type(None)),
+            scope,
+            lambda: search.candidate_query(scope, None, False, None),
         )
         assert "scope_actor_id" in str(built)  # the statement load_candidates built, with the actor as a parameter
         with pytest.raises(StatementError, match="scope_actor_id"):

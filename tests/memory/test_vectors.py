@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy import URL, create_engine, event, make_url, text
 
 from agentcore.memory import InvalidMemoryInputError, MemoryStore, MemoryStoreError, NewRecord
 from agentcore.memory.vectors import CACHE_MIN_ROWS, PROJECTED_DIMENSIONS, ActorMatrixCache
@@ -35,6 +36,34 @@ def _fill(store: MemoryStore, actor: str, vectors: np.ndarray, namespace: str = 
 
 def _exact(ids: list[int], vectors: np.ndarray, query: np.ndarray, k: int = 10) -> list[int]:
     return [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:k]]
+
+
+@contextmanager
+def _database_and_role(admin_url: str, *, role_owns_it: bool) -> Iterator[tuple[URL, str]]:
+    """A throwaway database (the URL, as the admin) and login role on the test server, dropped after the test; the
+    database is the role's when ``role_owns_it``, else the admin's."""
+    url = make_url(admin_url)
+    role, database = f"memrole_{uuid.uuid4().hex[:10]}", f"memdb_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE ROLE {role} LOGIN"))
+        connection.execute(text(f"CREATE DATABASE {database}" + (f" OWNER {role}" if role_owns_it else "")))
+    try:
+        yield url.set(database=database), role
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+            connection.execute(text(f"DROP ROLE IF EXISTS {role}"))
+        admin.dispose()
+
+
+def _searches_exactly(store: MemoryStore, seed: int) -> None:
+    """A vector search over a fresh actor's rows returns the exact nearest ten."""
+    vectors = _clustered(100)
+    ids = _fill(store, "alice", vectors)
+    query = _clustered(1, seed=seed)[0]
+    hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
+    assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
 
 
 @pytest.mark.parametrize("make_store", ["sqlite", "postgresql"], indirect=True)
@@ -168,28 +197,13 @@ def test_postgresql_with_and_without_pgvector_rank_alike(make_store: Callable[..
 
 def test_postgresql_without_the_extension_falls_back(memory_postgres_url: str, accelerator: object) -> None:
     """A role that may not CREATE EXTENSION, in a database without it: exact search, or a clear error."""
-    url = make_url(memory_postgres_url)
-    role, database = f"memrole_{uuid.uuid4().hex[:10]}", f"memnovec_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE ROLE {role} LOGIN"))
-        connection.execute(text(f"CREATE DATABASE {database} OWNER {role}"))
-    try:
-        plain = url.set(database=database, username=role).render_as_string(hide_password=False)
+    with _database_and_role(memory_postgres_url, role_owns_it=True) as (database, role):
+        plain = database.set(username=role).render_as_string(hide_password=False)
         with pytest.raises(MemoryStoreError, match="pgvector=True but CREATE EXTENSION vector failed"):
             MemoryStore(plain, pgvector=True, accelerator=accelerator)  # type: ignore[arg-type]
         with MemoryStore(plain, accelerator=accelerator) as store:  # type: ignore[arg-type]
             assert not store.pgvector
-            vectors = _clustered(100)
-            ids = _fill(store, "alice", vectors)
-            query = _clustered(1, seed=2)[0]
-            hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
-            assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
-            connection.execute(text(f"DROP ROLE IF EXISTS {role}"))
-        admin.dispose()
+            _searches_exactly(store, seed=2)
 
 
 @pytest.mark.parametrize("make_store", ["sqlite", "postgresql"], indirect=True)
@@ -261,14 +275,7 @@ def test_a_role_that_does_not_own_the_tables_opens_a_store_with_wide_rows(
 ) -> None:
     """The out-of-line layout is the tables' owner's to set: an application role without ALTER rights still opens
     the store (and searches) on tables whose rows are wide, with a warning saying why."""
-    url = make_url(memory_postgres_url)
-    role, database = f"memapp_{uuid.uuid4().hex[:10]}", f"memwide_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f"CREATE DATABASE {database}"))
-        connection.execute(text(f"CREATE ROLE {role} LOGIN"))
-    owner_url = url.set(database=database)
-    try:
+    with _database_and_role(memory_postgres_url, role_owns_it=False) as (owner_url, role):
         with MemoryStore(owner_url.render_as_string(hide_password=False), accelerator=accelerator) as owner:  # type: ignore[arg-type]
             assert owner.pgvector
         owner_engine = create_engine(owner_url, isolation_level="AUTOCOMMIT")
@@ -284,13 +291,4 @@ def test_a_role_that_does_not_own_the_tables_opens_a_store_with_wide_rows(
             store = MemoryStore(application, accelerator=accelerator)  # type: ignore[arg-type]
         with store:
             assert store.pgvector and "keeps its embeddings inline" in caplog.text
-            vectors = _clustered(40)
-            ids = _fill(store, "alice", vectors)
-            query = _clustered(1, seed=6)[0]
-            hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
-            assert [hit.record.id for hit in hits] == _exact(ids, vectors, query)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
-            connection.execute(text(f"DROP ROLE IF EXISTS {role}"))
-        admin.dispose()
+            _searches_exactly(store, seed=6)
