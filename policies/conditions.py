@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from agentcore.policies import ast
@@ -37,6 +37,7 @@ from agentcore.policies.values import (
 from agentcore.policies.values import ValueCompileError as CompileError
 
 Test = Callable[[Env], bool]
+from_date, from_timestamp, combine, _MIDNIGHT = date.fromisoformat, datetime.fromisoformat, datetime.combine, time(0)
 __all__ = ["CompileError", "Compiler", "Test"]
 
 
@@ -383,6 +384,14 @@ def _within_now(op: str, left: Getter, right: tuple[ast.Value, ...], what: str) 
 
     def within_now(env: Env) -> bool:
         text = env.args.get(key) if key is not None else None
+        if type(text) is str and len(text) > 10:  # a timestamp's text, parsed here as ``moment`` parses it
+            try:
+                stamp = from_timestamp(text)
+            except ValueError:
+                pass
+            else:
+                if stamp.tzinfo is not None:
+                    return low <= env.request.context.time - stamp <= high
         value = moment(text if type(text) is str else left(env), what)
         if type(value) is not datetime:
             value = instant(value)
@@ -402,15 +411,36 @@ def _ordered_duration(op: str, left: Getter, bound: timedelta, what: str) -> Tes
     pair: _Pair | None = getattr(left, "pair", None)  # two plain arguments in arithmetic (values._arguments)
     if pair is None:
         return ordered_duration
-    first, second, _, values = pair
+    first, second, compute, values = pair
+    minus = compute is operator.sub
 
     def texts_apart(env: Env) -> bool:
-        """``end_date minus start_date is more than 30 days``: two texts read here and computed by the getter's
-        own ``values``, as it computes two present arguments that are not whole numbers (one call fewer)."""
+        """``end_date minus start_date is more than 30 days``: two texts read here. A date's or an aware
+        timestamp's text is parsed here as :func:`moment` parses it, and the two subtracted as ``moments``
+        subtracts them (a date is its midnight UTC beside a timestamp); anything else is computed by the
+        getter's own ``values``, as it computes two present arguments that are not whole numbers."""
         args = env.args
         a, b = args.get(first), args.get(second)
         if type(a) is not str or type(b) is not str:
             return ordered_duration(env)
+        if minus:
+            x: Any
+            y: Any
+            try:
+                x = from_date(a) if len(a) == 10 and a[4] == "-" == a[7] else from_timestamp(a)
+                y = from_date(b) if len(b) == 10 and b[4] == "-" == b[7] else from_timestamp(b)
+            except ValueError:
+                pass
+            else:
+                timed = type(x) is datetime
+                if timed is (type(y) is datetime):
+                    if not timed or (x.tzinfo is not None and y.tzinfo is not None):
+                        return compare(x - y, bound)
+                elif timed:
+                    if x.tzinfo is not None:
+                        return compare(x - combine(y, _MIDNIGHT, UTC), bound)
+                elif y.tzinfo is not None:
+                    return compare(combine(x, _MIDNIGHT, UTC) - y, bound)
         value = values(a, b)
         return compare(value, bound) if type(value) is timedelta else compare(*ordered(value, bound, what))
 
