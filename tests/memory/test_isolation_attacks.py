@@ -1,0 +1,229 @@
+"""Attacks on per-actor isolation through every public path, on SQLite and PostgreSQL (with and without pgvector).
+
+Each test gives two actors look-alike or hostile ids (case, NFKC, zero-width, LIKE wildcards, quotes, prefixes,
+separators, very long ids) and checks that neither can read, count, change or erase the other's events and records,
+whatever the query text or the ids it passes.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from agentcore.memory import MemoryNotFoundError, MemoryStore, NewRecord
+
+BACKENDS = ["sqlite", "postgresql"]
+
+# (attacker, victim): ids that a normalising, case-folding, LIKE-matching or prefix-matching filter would merge
+LOOKALIKES = [
+    ("Alice", "alice"),
+    ("ａｌｉｃｅ", "alice"),  # fullwidth: NFKC-equal
+    ("ﬁle", "file"),  # ligature: NFKC-equal
+    ("al\u200bice", "alice"),  # zero-width space
+    ("alice\u200d", "alice"),  # zero-width joiner at the end
+    ("e\u0301", "\u00e9"),  # NFD against NFC
+    ("alice ", "alice"),  # trailing space (CHAR semantics would pad)
+    ("ALICE", "alice"),
+    ("alic", "alice"),  # prefix
+    ("alice", "alice:bob"),  # the id is a prefix of the other's, with a separator
+    ("tenant/alice", "tenant"),
+    ("tenant:alice", "tenant:"),
+    ("al%", "alice"),  # LIKE wildcards
+    ("al_ce", "alice"),
+    ("%", "alice"),
+    ("_", "a"),
+    ("' OR '1'='1", "alice"),
+    ('alice" OR actor_key : *', "alice"),  # FTS5 syntax
+    ("alice | bob", "alice"),  # tsquery syntax
+    ("x" * 255, "x" * 254),  # longest id against its prefix
+    ("🚀" * 255, "🚀" * 254),  # longest id in 4-byte characters (1,020 bytes)
+    ("\\", "\\\\"),
+    ("İ", "i̇"),  # dotted capital I and its lower-case (two code points)
+]
+LOOKALIKE_IDS = [f"{index}" for index in range(len(LOOKALIKES))]
+
+HOSTILE_QUERIES = [
+    "' OR 1=1 --",
+    "zebracorn') UNION SELECT text FROM memory_records --",
+    '" OR actor_key : * OR "',
+    "text : zebracorn OR actor_key : a",
+    "zebracorn | !quokka",
+    "zebracorn:* & !x",
+    "NEAR(zebracorn quokka)",
+    "* ^ : ( ) \" '",
+    "%zebracorn%",
+    "_ebracorn",
+    "\\x00 zebracorn",
+    "zebracorn; DROP TABLE memory_events; --",
+]
+
+
+def _store_of_kind(make_store: Callable[..., MemoryStore], backend_kind: str) -> MemoryStore:
+    return make_store(pgvector=False) if backend_kind == "no-pgvector" else make_store()
+
+
+def _secret_vector(seed: int, dimension: int = 384) -> np.ndarray:
+    vector = np.random.default_rng(seed).normal(size=dimension)
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def _fill(store: MemoryStore, actor: str, secret: str) -> tuple[int, int]:
+    """One event and one record of ``actor`` holding ``secret``; their ids."""
+    added = store.add_event(actor, "s1", "user", f"my password hint is {secret}")
+    record = store.add_record(actor, "/facts", f"the password hint is {secret}", metadata={"owner": secret})
+    return added.id, record.id
+
+
+def _assert_only_own(store: MemoryStore, actor: str, secret: str, other: str, query: str) -> None:
+    for mode in ("hybrid", "vector", "fulltext"):
+        events = store.search_events(actor, query, mode=mode)
+        records = store.retrieve(actor, query, mode=mode, namespace_prefix="/")
+        for hit in events:
+            assert hit.event.actor_id == actor and other not in hit.event.text, (mode, hit)
+        for record_hit in records:
+            assert record_hit.record.actor_id == actor and other not in record_hit.record.text, (mode, record_hit)
+        if mode != "fulltext":  # the vector side always finds the actor's one row of each kind
+            assert [hit.event.text for hit in events] == [f"my password hint is {secret}"], mode
+            assert [hit.record.text for hit in records] == [f"the password hint is {secret}"], mode
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+@pytest.mark.parametrize(("attacker", "victim"), LOOKALIKES, ids=LOOKALIKE_IDS)
+def test_lookalike_ids_never_reach_each_others_data(
+    make_store: Callable[..., MemoryStore], attacker: str, victim: str
+) -> None:
+    store = make_store()
+    victim_event, victim_record = _fill(store, victim, "zebracorn")
+    attacker_event, attacker_record = _fill(store, attacker, "quokka")
+    if unicodedata.normalize("NFKC", attacker).casefold() == unicodedata.normalize("NFKC", victim).casefold():
+        assert attacker != victim  # the pair is a look-alike, never the same id
+
+    for actor, secret, other in ((attacker, "quokka", "zebracorn"), (victim, "zebracorn", "quokka")):
+        _assert_only_own(store, actor, secret, other, f"password hint {other}")
+        assert [e.text for e in store.list_events(actor, "s1")] == [f"my password hint is {secret}"]
+        assert [e.text for e in store.last_turns(actor, "s1")] == [f"my password hint is {secret}"]
+        assert store.list_sessions(actor) == ["s1"]
+        assert [r.text for r in store.list_records(actor)] == [f"the password hint is {secret}"]
+        assert [r.text for r in store.list_records(actor, namespace="/facts")] == [f"the password hint is {secret}"]
+        assert [r.text for r in store.list_records(actor, namespace_prefix="/")] == [f"the password hint is {secret}"]
+
+    # the attacker names the victim's ids on every path that takes one
+    with pytest.raises(MemoryNotFoundError):
+        store.get_event(attacker, victim_event)
+    with pytest.raises(MemoryNotFoundError):
+        store.get_record(attacker, victim_record)
+    with pytest.raises(MemoryNotFoundError):
+        store.record_history(attacker, victim_record)
+    with pytest.raises(MemoryNotFoundError):
+        store.update_record(attacker, victim_record, text="overwritten by the attacker", metadata={"owner": "x"})
+    with pytest.raises(MemoryNotFoundError):
+        store.delete_record(attacker, victim_record)
+    with pytest.raises(MemoryNotFoundError):  # hide the victim's record behind the attacker's
+        store.supersede_record(attacker, victim_record, attacker_record)
+    with pytest.raises(MemoryNotFoundError):  # or make the attacker's point at the victim's
+        store.supersede_record(attacker, attacker_record, victim_record)
+    assert store.index_events(attacker) == 0
+
+    # erasing the attacker erases nothing of the victim
+    report = store.forget(attacker)
+    assert (report.events, report.records, report.sessions) == (1, 1, 1)
+    assert store.get_event(victim, victim_event).text == "my password hint is zebracorn"
+    record = store.get_record(victim, victim_record)
+    assert (record.text, record.metadata) == ("the password hint is zebracorn", {"owner": "zebracorn"})
+    assert record.superseded_by is None
+    _assert_only_own(store, victim, "zebracorn", "quokka", "password hint zebracorn")
+    assert store.list_sessions(victim) == ["s1"]
+    stats = store.stats()
+    assert (stats.actors, stats.events, stats.records, stats.superseded_records) == (1, 1, 1, 0)
+    with pytest.raises(MemoryNotFoundError):
+        store.get_event(attacker, attacker_event)
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+@pytest.mark.parametrize("backend_kind", ["default", "no-pgvector"])
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_a_query_that_embeds_sql_or_search_syntax_reads_only_the_callers_rows(
+    make_store: Callable[..., MemoryStore], backend_kind: str, query: str
+) -> None:
+    store = _store_of_kind(make_store, backend_kind)
+    _fill(store, "victim", "zebracorn")
+    _fill(store, "attacker", "quokka")
+    _assert_only_own(store, "attacker", "quokka", "zebracorn", query)
+    _assert_only_own(store, "victim", "zebracorn", "quokka", query)
+    assert store.stats().events == 2 and store.stats().records == 2
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+@pytest.mark.parametrize("backend_kind", ["default", "no-pgvector"])
+def test_the_victims_exact_embedding_as_query_finds_only_the_callers_rows(
+    make_store: Callable[..., MemoryStore], backend_kind: str
+) -> None:
+    """A caller who knows (or guesses) another actor's embedding, and words, still ranks only its own rows."""
+    store = _store_of_kind(make_store, backend_kind)
+    secret = _secret_vector(1)
+    victim_ids = store.add_records(
+        "victim", [NewRecord(namespace="/facts", text=f"zebracorn secret {i}") for i in range(30)],
+        embeddings=np.tile(secret, (30, 1)),
+    )  # fmt: skip
+    own = store.add_records(
+        "attacker", [NewRecord(namespace="/facts", text="an unrelated note")], embeddings=_secret_vector(2)[None, :]
+    )
+    for mode in ("hybrid", "vector"):
+        hits = store.retrieve("attacker", "zebracorn secret", mode=mode, query_embedding=secret, top_k=100)
+        assert [hit.record.id for hit in hits] == own, mode
+        hits = store.retrieve("victim", "zebracorn secret", mode=mode, query_embedding=secret, top_k=100)
+        assert sorted(hit.record.id for hit in hits) == sorted(victim_ids), mode
+    assert store.retrieve("attacker", "zebracorn secret", mode="fulltext", top_k=100) == []
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+def test_a_heavy_neighbour_near_the_query_neither_leaks_nor_crowds_out_the_callers_rows(
+    make_store: Callable[..., MemoryStore],
+) -> None:
+    """The victim's many rows are all nearer the query than the caller's: a global nearest-k filtered afterwards would
+    return the caller nothing; nominating inside the caller's conditions returns exactly the caller's rows."""
+    store = make_store()
+    secret = _secret_vector(1)
+    rng = np.random.default_rng(5)
+    near = secret + 0.05 * rng.normal(size=(2500, 384))
+    with store.bulk_import(maintenance_work_mem="64MB"):  # one HNSW build instead of 2,500 inserts into the graph
+        store.add_records(
+            "victim", [NewRecord(namespace="/facts", text=f"zebracorn note {i}") for i in range(len(near))],
+            embeddings=near.astype(np.float32),
+        )  # fmt: skip
+    far = -secret + 0.5 * rng.normal(size=(40, 384))
+    own = store.add_records(
+        "attacker", [NewRecord(namespace="/facts", text=f"quokka note {i}") for i in range(len(far))],
+        embeddings=far.astype(np.float32),
+    )  # fmt: skip
+    for mode, top_k in (("vector", 10), ("vector", 100), ("hybrid", 100)):
+        hits = store.retrieve("attacker", "zebracorn note", mode=mode, query_embedding=secret, top_k=top_k)
+        assert {hit.record.actor_id for hit in hits} == {"attacker"}, mode
+        assert len(hits) == min(top_k, len(own)), mode
+    hits = store.retrieve("victim", "quokka note", mode="vector", query_embedding=-secret, top_k=10)
+    assert len(hits) == 10 and {hit.record.actor_id for hit in hits} == {"victim"}
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+def test_expired_rows_and_other_namespaces_stay_out_of_every_path(make_store: Callable[..., MemoryStore]) -> None:
+    from datetime import timedelta
+
+    store = make_store()
+    expired = store.add_record("alice", "/facts", "the zebracorn expired", ttl=timedelta(microseconds=1))
+    live = store.add_record("alice", "/facts", "the zebracorn lives")
+    other = store.add_record("alice", "/facts-other", "the zebracorn elsewhere")
+    store.add_record("alice%", "/facts", "the zebracorn of alice%")
+    for mode in ("hybrid", "vector", "fulltext"):
+        hits = store.retrieve("alice", "zebracorn", namespace="/facts", mode=mode)
+        assert [hit.record.id for hit in hits] == [live.id], mode
+        # '%' and '_' in a prefix are data: '/fact_' matches neither '/facts' nor '/facts-other'
+        assert store.retrieve("alice", "zebracorn", namespace_prefix="/fact_", mode=mode) == []
+        assert store.retrieve("alice", "zebracorn", namespace_prefix="/fact%", mode=mode) == []
+    with pytest.raises(MemoryNotFoundError):
+        store.get_record("alice", expired.id)
+    with pytest.raises(MemoryNotFoundError):
+        store.update_record("alice", expired.id, text="revived")
+    assert {r.id for r in store.list_records("alice")} == {live.id, other.id}
