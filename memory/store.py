@@ -854,16 +854,21 @@ class MemoryStore:
         needed: int,
     ) -> search.Candidates:
         """pgvector's nominees come in scope, with their similarities: only the full-text matches outside them are
-        read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``)."""
+        read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``).
+
+        Fewer nominees than asked for prove nothing about the scope: an HNSW scan stops after
+        ``hnsw.max_scan_tuples`` rows whichever actor they belong to, and rows without ``embedding_vec`` are never
+        nominated. Then every row in scope is read, so that the caller's rows are never silently left out."""
         load = partial(search.load_candidates, connection, scope, keep, similarity, with_times=with_times)
         for factor in PGVECTOR_FUSED_FACTORS if ranking is not None else NOMINATION_FACTORS:
             limit = factor * needed
             nominees, read = pgvector_nearest(connection, scope, keep, with_times, similarity, limit)
-            fulltext = _ranked(ranking)
-            if read < limit or len(nominees.ids) >= needed:
+            if read < limit:
+                break
+            if len(nominees.ids) >= needed:
                 present = set(nominees.ids.tolist())
-                rest = [row_id for row_id in fulltext or [] if row_id not in present]
-                if rest:  # a light actor has every full-text match among its nominees
+                rest = [row_id for row_id in _ranked(ranking) or [] if row_id not in present]
+                if rest:
                     nominees = nominees.merged(load(ids=rest))
                 return nominees.by_id()
         return load()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
+from sqlalchemy import event
 
 from agentcore.memory import MemoryNotFoundError, MemoryStore, NewRecord
 
@@ -227,3 +229,59 @@ def test_expired_rows_and_other_namespaces_stay_out_of_every_path(make_store: Ca
     with pytest.raises(MemoryNotFoundError):
         store.update_record("alice", expired.id, text="revived")
     assert {r.id for r in store.list_records("alice")} == {live.id, other.id}
+
+
+def _unit_rows(rows: int, dimension: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(rows, dimension))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_an_hnsw_scan_that_stops_early_drops_none_of_the_callers_rows(make_store: Callable[..., MemoryStore]) -> None:
+    """pgvector's iterative scan gives up after ``hnsw.max_scan_tuples`` (20,000 by default) and returns fewer rows
+    than asked for: that is no proof that the caller has no more rows in scope.
+
+    At scale the planner takes the HNSW index by itself (20,000 records of ``heavy`` in /a, 60 in /b, 20,000 of
+    ``other`` in /b: a vector search of /b for 60 returned 26); here the same plan is forced on a small table.
+    """
+    store = make_store(dimension=8)
+    assert store.pgvector
+
+    @event.listens_for(store.engine, "connect")
+    def _hnsw_plans(connection: Any, _record: Any) -> None:
+        with connection.cursor() as cursor:  # the plan the planner picks for a large table, and an early stop
+            cursor.execute("SET enable_sort = off; SET hnsw.max_scan_tuples = 300")
+
+    store.engine.dispose()
+    store.add_records(
+        "heavy", [NewRecord(namespace="/a", text="note") for _ in range(1500)], embeddings=_unit_rows(1500, 8, 1)
+    )
+    store.add_records(
+        "other", [NewRecord(namespace="/b", text="note") for _ in range(1500)], embeddings=_unit_rows(1500, 8, 2)
+    )
+    vectors = _unit_rows(40, 8, 3)
+    ids = store.add_records("heavy", [NewRecord(namespace="/b", text="note") for _ in range(40)], embeddings=vectors)
+    store.analyze()
+    query = _unit_rows(1, 8, 4)[0]
+    exact = [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")]
+    for top_k in (10, 40):
+        hits = store.retrieve("heavy", "note", namespace="/b", mode="vector", query_embedding=query, top_k=top_k)
+        assert [hit.record.id for hit in hits] == exact[:top_k]
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_a_vector_search_finds_the_rows_written_without_embedding_vec(make_store: Callable[..., MemoryStore]) -> None:
+    """Rows written by a ``pgvector=False`` store have no ``embedding_vec``, so HNSW never nominates them: a vector
+    search that got fewer nominees than it asked for must still read them. (When the actor's indexed rows fill the
+    nomination they are still left out: see docs/memory.md.)"""
+    indexed = make_store(dimension=8)
+    plain = MemoryStore(engine=indexed.engine, pgvector=False, dimension=8)
+    vectors = _unit_rows(30, 8, 1)
+    records = [NewRecord(namespace="/facts", text=f"note {i}") for i in range(30)]
+    ids = plain.add_records("alice", records[:20], embeddings=vectors[:20])
+    ids += indexed.add_records("alice", records[20:], embeddings=vectors[20:])
+    query = _unit_rows(1, 8, 2)[0]
+    exact = [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")]
+    for top_k in (15, 30):
+        hits = indexed.retrieve("alice", "note", mode="vector", query_embedding=query, top_k=top_k)
+        assert [hit.record.id for hit in hits] == exact[:top_k]
