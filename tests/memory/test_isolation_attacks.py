@@ -285,3 +285,16 @@ def test_a_vector_search_finds_the_rows_written_without_embedding_vec(make_store
     for top_k in (15, 30):
         hits = indexed.retrieve("alice", "note", mode="vector", query_embedding=query, top_k=top_k)
         assert [hit.record.id for hit in hits] == exact[:top_k]
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+@pytest.mark.parametrize("query", ["about", "very own", "² ³", "s t"])
+def test_a_query_without_searchable_words_matches_no_row(make_store: Callable[..., MemoryStore], query: str) -> None:
+    """Words that PostgreSQL's parser drops (its English stop words, more than ours, or characters it does not index)
+    left an empty tsquery, and ``'' && actor`` is the actor's lexeme alone: every row of the actor matched."""
+    store = make_store()
+    for i in range(3):
+        store.add_event("alice", "s1", "user", f"the zebracorn ate {i} apples")
+        store.add_record("alice", "/facts", f"the zebracorn likes pear number {i}")
+    assert store.search_events("alice", query, mode="fulltext") == []
+    assert store.retrieve("alice", query, mode="fulltext") == []
