@@ -635,6 +635,8 @@ class MemoryStore:
             return ForgetReport(actor_id=actor_id, **counts)
 
         report = run_write(self.engine, work)
+        if isinstance(self._nominator, ActorMatrixCache):
+            self._nominator.forget(actor_id)
         self._compact_after_delete()
         log.info("forgot actor %r: %s", actor_id, report)
         return report

@@ -298,3 +298,22 @@ def test_a_query_without_searchable_words_matches_no_row(make_store: Callable[..
         store.add_record("alice", "/facts", f"the zebracorn likes pear number {i}")
     assert store.search_events("alice", query, mode="fulltext") == []
     assert store.retrieve("alice", query, mode="fulltext") == []
+
+
+def test_forget_leaves_no_cached_matrix_of_the_actor(store: MemoryStore) -> None:
+    """SQLite's cache of an actor's embeddings is keyed by the actor's version, which forget deletes: an actor id
+    written to again as often as before got the same version back, and its forgotten matrix nominated."""
+    from agentcore.memory.vectors import CACHE_MIN_ROWS
+
+    store = MemoryStore(engine=store.engine, dimension=8)
+    records = [NewRecord(namespace="/facts", text=f"note {i}") for i in range(CACHE_MIN_ROWS)]
+    query = _unit_rows(1, 8, 3)[0]
+    store.add_records("alice", records, embeddings=_unit_rows(CACHE_MIN_ROWS, 8, 1))
+    assert len(store.retrieve("alice", "note", mode="vector", query_embedding=query)) == 10
+    assert ("memory_records", "alice") in store._nominator  # type: ignore[operator]
+    store.forget("alice")
+    assert ("memory_records", "alice") not in store._nominator  # type: ignore[operator]
+    vectors = _unit_rows(CACHE_MIN_ROWS, 8, 2)
+    ids = store.add_records("alice", records, embeddings=vectors)
+    hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
+    assert [hit.record.id for hit in hits] == [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
