@@ -584,7 +584,9 @@ class MemoryStore:
     ) -> list[ScoredRecord]:
         """The actor's records best matching ``query``; ``min_score`` is a floor on cosine similarity.
 
-        ``namespace`` matches exactly, ``namespace_prefix`` matches a subtree; ``filters`` narrow by metadata.
+        ``namespace`` matches exactly, ``namespace_prefix`` matches a subtree (of whole segments when it ends with
+        ``/``: ``/users/al/`` is ``/users/al`` and what lies under it, never ``/users/alice``); ``filters`` narrow by
+        metadata.
         """
         check_id("actor_id", actor_id)
         started = time.time_ns()
@@ -728,14 +730,13 @@ class MemoryStore:
         # substr, not LIKE: '%' and '_' in a namespace are data, never wildcards
         length: BindParameter[int] = bindparam("prefix_length", required=True)
         subtree: BindParameter[str] = bindparam("namespace_prefix", required=True)
-        return (
-            "subtree",
-            func.substr(RECORDS.c.namespace, 1, length) == subtree,
-            {
-                "namespace_prefix": value,
-                "prefix_length": len(value),
-            },
-        )
+        condition = func.substr(RECORDS.c.namespace, 1, length) == subtree
+        params: dict[str, Any] = {"namespace_prefix": value, "prefix_length": len(value)}
+        if value == "/" or not value.endswith("/"):
+            return "subtree", condition, params
+        # '/users/alice/': the subtree of whole segments under /users/alice, and /users/alice itself
+        root: BindParameter[str] = bindparam("namespace_root", required=True)
+        return "segments", or_(RECORDS.c.namespace == root, condition), params | {"namespace_root": value[:-1]}
 
     def _search(
         self,

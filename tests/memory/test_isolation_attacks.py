@@ -317,3 +317,20 @@ def test_forget_leaves_no_cached_matrix_of_the_actor(store: MemoryStore) -> None
     ids = store.add_records("alice", records, embeddings=vectors)
     hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
     assert [hit.record.id for hit in hits] == [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+def test_a_prefix_ending_with_a_slash_is_a_subtree_of_whole_segments(make_store: Callable[..., MemoryStore]) -> None:
+    """One actor keeping its users apart by namespace: ``/users/al/`` is /users/al and what lies under it, never
+    /users/alice (``/users/al`` without the slash still compares characters, as documented)."""
+    store = make_store()
+    root = store.add_record("app", "/users/al", "the zebracorn of al")
+    below = store.add_record("app", "/users/al/work", "the zebracorn at al's work")
+    other = store.add_record("app", "/users/alice", "the zebracorn of alice")
+    for mode in ("hybrid", "vector", "fulltext"):
+        hits = store.retrieve("app", "zebracorn", namespace_prefix="/users/al/", mode=mode)
+        assert sorted(hit.record.id for hit in hits) == [root.id, below.id], mode
+        hits = store.retrieve("app", "zebracorn", namespace_prefix="/users/al", mode=mode)
+        assert sorted(hit.record.id for hit in hits) == [root.id, below.id, other.id], mode
+    assert [r.id for r in store.list_records("app", namespace_prefix="/users/al/")] == [root.id, below.id]
+    assert [r.id for r in store.list_records("app", namespace_prefix="/")] == [root.id, below.id, other.id]
