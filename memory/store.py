@@ -536,6 +536,8 @@ class MemoryStore:
     def supersede_record(self, actor_id: str, old_id: int, new_id: int) -> None:
         """Mark ``old_id`` as replaced by ``new_id``: hidden from retrieval, kept for record_history."""
         check_id("actor_id", actor_id)
+        if old_id == new_id:
+            raise InvalidMemoryInputError(f"record {old_id} cannot supersede itself")
         self.get_record(actor_id, new_id)
 
         def work(connection: Connection) -> int:
@@ -546,14 +548,16 @@ class MemoryStore:
             raise MemoryNotFoundError(f"record {old_id} does not exist for actor {actor_id!r}")
 
     def record_history(self, actor_id: str, record_id: int) -> list[MemoryRecord]:
-        """The chain of records that ``record_id`` superseded, oldest first, ending with ``record_id``."""
+        """The chain of records that ``record_id`` superseded, oldest first, ending with ``record_id``.
+
+        A cycle (``a`` superseded by ``b``, then ``b`` by ``a``) ends the chain at the first record seen twice."""
         chain = [self.get_record(actor_id, record_id)]
         with self.engine.connect() as connection:
             while True:
                 row = connection.execute(
                     select(RECORDS).where(RECORDS.c.actor_id == actor_id, RECORDS.c.superseded_by == chain[0].id)
                 ).first()
-                if row is None:
+                if row is None or any(record.id == row.id for record in chain):
                     return chain
                 chain.insert(0, record_from_row(row._mapping))
 

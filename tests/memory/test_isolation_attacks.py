@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from sqlalchemy import event
 
-from agentcore.memory import MemoryNotFoundError, MemoryStore, NewRecord
+from agentcore.memory import InvalidMemoryInputError, MemoryNotFoundError, MemoryStore, NewRecord
 
 BACKENDS = ["sqlite", "postgresql"]
 
@@ -334,3 +334,19 @@ def test_a_prefix_ending_with_a_slash_is_a_subtree_of_whole_segments(make_store:
         assert sorted(hit.record.id for hit in hits) == [root.id, below.id, other.id], mode
     assert [r.id for r in store.list_records("app", namespace_prefix="/users/al/")] == [root.id, below.id]
     assert [r.id for r in store.list_records("app", namespace_prefix="/")] == [root.id, below.id, other.id]
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+def test_supersede_cycles_cannot_hang_record_history(make_store: Callable[..., MemoryStore]) -> None:
+    """record_history walked predecessors until none was left: a record superseding itself, or two superseding each
+    other, looped forever and grew the chain until the process ran out of memory (every actor served by it)."""
+    store = make_store(dimension=4)
+    first, second = store.add_records(
+        "alice", [NewRecord(namespace="/f", text="x"), NewRecord(namespace="/f", text="y")], embeddings=np.eye(4)[:2]
+    )
+    with pytest.raises(InvalidMemoryInputError, match="cannot supersede itself"):
+        store.supersede_record("alice", first, first)
+    store.supersede_record("alice", first, second)
+    store.supersede_record("alice", second, first)
+    assert [record.id for record in store.record_history("alice", second)] == [first, second]
+    assert [record.id for record in store.record_history("alice", first)] == [second, first]
