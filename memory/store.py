@@ -59,6 +59,7 @@ from agentcore.memory.pgvector import InDatabase, vector_table
 from agentcore.memory.pgvector import build_indexes as build_pgvector_indexes
 from agentcore.memory.pgvector import drop_indexes as drop_pgvector_indexes
 from agentcore.memory.pgvector import enable as enable_pgvector
+from agentcore.memory.pgvector import has_column as has_vector_column
 from agentcore.memory.pgvector import nearest as pgvector_nearest
 from agentcore.memory.rows import (
     NewEvent,
@@ -157,11 +158,13 @@ class MemoryStore:
         self._accelerator = accelerator
         self.schema_version = migrate(self.engine)
         self.pgvector = False
+        self._vector_copies = False  # the tables have embedding_vec: every embedding written sets it (or NULL)
         self._nominator: Nominator | None = None  # SQLite's; with pgvector the HNSW index nominates
         self._side: SideConnections | None = None
         if self.engine.dialect.name == "postgresql":
             if pgvector is not False:
                 self.pgvector = enable_pgvector(self.engine, dimension, required=pgvector is True)
+            self._vector_copies = self.pgvector or has_vector_column(self.engine)
             self._side = SideConnections(self.engine) if self.pgvector else None
         elif pgvector:
             raise InvalidMemoryInputError("pgvector=True needs a PostgreSQL database")
@@ -343,8 +346,8 @@ class MemoryStore:
             def work(connection: Connection, params: list[dict[str, Any]] = params) -> None:
                 table = self._writable(EVENTS)
                 values: dict[str, Any] = {"embedding": bindparam("vector")}
-                if self.pgvector:
-                    values[VECTOR_COLUMN] = bindparam("vec")
+                if self._vector_copies:
+                    values[VECTOR_COLUMN] = bindparam("vec") if self.pgvector else None
                 statement = (
                     update(table)
                     .where(table.c.id == bindparam("row_id"), table.c.actor_id == actor_id)
@@ -515,8 +518,8 @@ class MemoryStore:
         if text is not None:
             values["text"] = check_text("record text", text, self.max_text_chars)
             values["embedding"] = self._blobs(self.embed(actor_id, [text]), 1)[0]
-            if self.pgvector:
-                values[VECTOR_COLUMN] = values["embedding"]
+            if self._vector_copies:  # without pgvector: no copy, rather than the old text's (scored from the bytea)
+                values[VECTOR_COLUMN] = values["embedding"] if self.pgvector else None
         if metadata is not None:
             values["metadata"] = check_metadata(metadata)
         if source_event_ids is not None:
@@ -894,8 +897,8 @@ class MemoryStore:
         return [vector.astype("<f4").tobytes() for vector in self._unit(vectors, rows)]
 
     def _writable(self, table: Table) -> Table:
-        """``table`` with its pgvector column when enabled: the statements that write embeddings use it."""
-        return vector_table(table, self.dimension) if self.pgvector else table
+        """``table`` with its pgvector column when it has one: the statements that write embeddings use it."""
+        return vector_table(table, self.dimension) if self._vector_copies else table
 
     @staticmethod
     def _fetch(connection: Connection, table: Table, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:

@@ -350,3 +350,22 @@ def test_supersede_cycles_cannot_hang_record_history(make_store: Callable[..., M
     store.supersede_record("alice", second, first)
     assert [record.id for record in store.record_history("alice", second)] == [first, second]
     assert [record.id for record in store.record_history("alice", first)] == [second, first]
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_a_pgvector_false_store_leaves_no_stale_embedding_vec(make_store: Callable[..., MemoryStore]) -> None:
+    """A store opened with ``pgvector=False`` on tables that have ``embedding_vec`` re-embedded a record (or embedded
+    an event) without touching it: a pgvector store then nominated and scored the row by its old text."""
+    indexed = make_store()
+    plain = MemoryStore(engine=indexed.engine, pgvector=False)
+    record = indexed.add_record("alice", "/f", "I love hiking in the mountains")
+    indexed.add_record("alice", "/f", "my cat is called Tom")
+    plain.update_record("alice", record.id, text="my favourite food is sushi")
+    plain.add_event("alice", "s1", "user", "I love hiking in the mountains")
+    plain.index_events("alice")
+    for search in ("retrieve", "search_events"):
+        found = {
+            name: [round(hit.similarity or 0.0, 5) for hit in getattr(store, search)("alice", "hiking", mode="vector")]
+            for name, store in (("indexed", indexed), ("plain", plain))
+        }
+        assert found["indexed"] == found["plain"], search
