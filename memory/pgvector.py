@@ -98,6 +98,20 @@ def enable(engine: Engine, dimension: int, *, required: bool) -> bool:
     return run_write(engine, work)
 
 
+def has_column(engine: Engine) -> bool:
+    """Whether the tables have ``embedding_vec`` (a pgvector store opened them once). A store opened without pgvector
+    on them writes NULL there with each embedding it changes: a stale copy would be nominated and scored instead."""
+    with engine.connect() as connection:
+        found = connection.execute(
+            text(
+                "SELECT count(*) FROM pg_attribute WHERE attname = :c AND NOT attisdropped "
+                "AND attrelid = ANY (ARRAY[to_regclass(:events), to_regclass(:records)])"
+            ),
+            {"c": COLUMN, "events": FULLTEXT_TABLES[0], "records": FULLTEXT_TABLES[1]},
+        ).scalar()
+    return found == len(FULLTEXT_TABLES)
+
+
 def _extension_ready(connection: Connection, *, required: bool) -> bool:
     if connection.execute(text("SELECT to_regtype('vector') IS NOT NULL")).scalar():
         return True

@@ -382,13 +382,16 @@ def fulltext_ranking(
 
 def _postgres_ranking(scope: Scope, match_cap: int | None) -> Select[Any]:
     """``ts_rank`` order of the scope's rows matching ``:words`` (the newest ``:cap`` when capped), ``:limit`` ids;
-    the actor's lexeme (``:actor_lexeme``) narrows the GIN index scan to its posting list."""
+    the actor's lexeme (``:actor_lexeme``) narrows the GIN index scan to its posting list.
+
+    Words that PostgreSQL's parser drops (its stop words, characters it does not index) leave an empty tsquery, and
+    ``'' && actor`` is ``actor``, which every row of the actor matches: such a query matches nothing instead."""
     table = scope.table
     vector: ColumnElement[Any] = literal_column(f"{table.name}.search_vector")
     words = func.to_tsquery("english", _required("words"))
     actor = cast(_required("actor_lexeme"), TSQUERY)
     matches = select(table.c.id, vector.label("search_vector")).where(
-        vector.op("@@")(words.op("&&")(actor)), *scope.conditions
+        func.numnode(words) > 0, vector.op("@@")(words.op("&&")(actor)), *scope.conditions
     )
     if match_cap is not None:
         matches = matches.order_by(table.c.id.desc()).limit(_required("cap"))

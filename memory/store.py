@@ -59,6 +59,7 @@ from agentcore.memory.pgvector import InDatabase, vector_table
 from agentcore.memory.pgvector import build_indexes as build_pgvector_indexes
 from agentcore.memory.pgvector import drop_indexes as drop_pgvector_indexes
 from agentcore.memory.pgvector import enable as enable_pgvector
+from agentcore.memory.pgvector import has_column as has_vector_column
 from agentcore.memory.pgvector import nearest as pgvector_nearest
 from agentcore.memory.rows import (
     NewEvent,
@@ -157,11 +158,13 @@ class MemoryStore:
         self._accelerator = accelerator
         self.schema_version = migrate(self.engine)
         self.pgvector = False
+        self._vector_copies = False  # the tables have embedding_vec: every embedding written sets it (or NULL)
         self._nominator: Nominator | None = None  # SQLite's; with pgvector the HNSW index nominates
         self._side: SideConnections | None = None
         if self.engine.dialect.name == "postgresql":
             if pgvector is not False:
                 self.pgvector = enable_pgvector(self.engine, dimension, required=pgvector is True)
+            self._vector_copies = self.pgvector or has_vector_column(self.engine)
             self._side = SideConnections(self.engine) if self.pgvector else None
         elif pgvector:
             raise InvalidMemoryInputError("pgvector=True needs a PostgreSQL database")
@@ -343,8 +346,8 @@ class MemoryStore:
             def work(connection: Connection, params: list[dict[str, Any]] = params) -> None:
                 table = self._writable(EVENTS)
                 values: dict[str, Any] = {"embedding": bindparam("vector")}
-                if self.pgvector:
-                    values[VECTOR_COLUMN] = bindparam("vec")
+                if self._vector_copies:
+                    values[VECTOR_COLUMN] = bindparam("vec") if self.pgvector else None
                 statement = (
                     update(table)
                     .where(table.c.id == bindparam("row_id"), table.c.actor_id == actor_id)
@@ -515,8 +518,8 @@ class MemoryStore:
         if text is not None:
             values["text"] = check_text("record text", text, self.max_text_chars)
             values["embedding"] = self._blobs(self.embed(actor_id, [text]), 1)[0]
-            if self.pgvector:
-                values[VECTOR_COLUMN] = values["embedding"]
+            if self._vector_copies:  # without pgvector: no copy, rather than the old text's (scored from the bytea)
+                values[VECTOR_COLUMN] = values["embedding"] if self.pgvector else None
         if metadata is not None:
             values["metadata"] = check_metadata(metadata)
         if source_event_ids is not None:
@@ -536,6 +539,8 @@ class MemoryStore:
     def supersede_record(self, actor_id: str, old_id: int, new_id: int) -> None:
         """Mark ``old_id`` as replaced by ``new_id``: hidden from retrieval, kept for record_history."""
         check_id("actor_id", actor_id)
+        if old_id == new_id:
+            raise InvalidMemoryInputError(f"record {old_id} cannot supersede itself")
         self.get_record(actor_id, new_id)
 
         def work(connection: Connection) -> int:
@@ -546,14 +551,16 @@ class MemoryStore:
             raise MemoryNotFoundError(f"record {old_id} does not exist for actor {actor_id!r}")
 
     def record_history(self, actor_id: str, record_id: int) -> list[MemoryRecord]:
-        """The chain of records that ``record_id`` superseded, oldest first, ending with ``record_id``."""
+        """The chain of records that ``record_id`` superseded, oldest first, ending with ``record_id``.
+
+        A cycle (``a`` superseded by ``b``, then ``b`` by ``a``) ends the chain at the first record seen twice."""
         chain = [self.get_record(actor_id, record_id)]
         with self.engine.connect() as connection:
             while True:
                 row = connection.execute(
                     select(RECORDS).where(RECORDS.c.actor_id == actor_id, RECORDS.c.superseded_by == chain[0].id)
                 ).first()
-                if row is None:
+                if row is None or any(record.id == row.id for record in chain):
                     return chain
                 chain.insert(0, record_from_row(row._mapping))
 
@@ -584,7 +591,9 @@ class MemoryStore:
     ) -> list[ScoredRecord]:
         """The actor's records best matching ``query``; ``min_score`` is a floor on cosine similarity.
 
-        ``namespace`` matches exactly, ``namespace_prefix`` matches a subtree; ``filters`` narrow by metadata.
+        ``namespace`` matches exactly, ``namespace_prefix`` matches a subtree (of whole segments when it ends with
+        ``/``: ``/users/al/`` is ``/users/al`` and what lies under it, never ``/users/alice``); ``filters`` narrow by
+        metadata.
         """
         check_id("actor_id", actor_id)
         started = time.time_ns()
@@ -635,6 +644,8 @@ class MemoryStore:
             return ForgetReport(actor_id=actor_id, **counts)
 
         report = run_write(self.engine, work)
+        if isinstance(self._nominator, ActorMatrixCache):
+            self._nominator.forget(actor_id)
         self._compact_after_delete()
         log.info("forgot actor %r: %s", actor_id, report)
         return report
@@ -726,14 +737,13 @@ class MemoryStore:
         # substr, not LIKE: '%' and '_' in a namespace are data, never wildcards
         length: BindParameter[int] = bindparam("prefix_length", required=True)
         subtree: BindParameter[str] = bindparam("namespace_prefix", required=True)
-        return (
-            "subtree",
-            func.substr(RECORDS.c.namespace, 1, length) == subtree,
-            {
-                "namespace_prefix": value,
-                "prefix_length": len(value),
-            },
-        )
+        condition = func.substr(RECORDS.c.namespace, 1, length) == subtree
+        params: dict[str, Any] = {"namespace_prefix": value, "prefix_length": len(value)}
+        if value == "/" or not value.endswith("/"):
+            return "subtree", condition, params
+        # '/users/alice/': the subtree of whole segments under /users/alice, and /users/alice itself
+        root: BindParameter[str] = bindparam("namespace_root", required=True)
+        return "segments", or_(RECORDS.c.namespace == root, condition), params | {"namespace_root": value[:-1]}
 
     def _search(
         self,
@@ -854,16 +864,21 @@ class MemoryStore:
         needed: int,
     ) -> search.Candidates:
         """pgvector's nominees come in scope, with their similarities: only the full-text matches outside them are
-        read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``)."""
+        read again, and a fused ranking nominates no margin (``PGVECTOR_FUSED_FACTORS``).
+
+        Fewer nominees than asked for prove nothing about the scope: an HNSW scan stops after
+        ``hnsw.max_scan_tuples`` rows whichever actor they belong to, and rows without ``embedding_vec`` are never
+        nominated. Then every row in scope is read, so that the caller's rows are never silently left out."""
         load = partial(search.load_candidates, connection, scope, keep, similarity, with_times=with_times)
         for factor in PGVECTOR_FUSED_FACTORS if ranking is not None else NOMINATION_FACTORS:
             limit = factor * needed
             nominees, read = pgvector_nearest(connection, scope, keep, with_times, similarity, limit)
-            fulltext = _ranked(ranking)
-            if read < limit or len(nominees.ids) >= needed:
+            if read < limit:
+                break
+            if len(nominees.ids) >= needed:
                 present = set(nominees.ids.tolist())
-                rest = [row_id for row_id in fulltext or [] if row_id not in present]
-                if rest:  # a light actor has every full-text match among its nominees
+                rest = [row_id for row_id in _ranked(ranking) or [] if row_id not in present]
+                if rest:
                     nominees = nominees.merged(load(ids=rest))
                 return nominees.by_id()
         return load()
@@ -882,8 +897,8 @@ class MemoryStore:
         return [vector.astype("<f4").tobytes() for vector in self._unit(vectors, rows)]
 
     def _writable(self, table: Table) -> Table:
-        """``table`` with its pgvector column when enabled: the statements that write embeddings use it."""
-        return vector_table(table, self.dimension) if self.pgvector else table
+        """``table`` with its pgvector column when it has one: the statements that write embeddings use it."""
+        return vector_table(table, self.dimension) if self._vector_copies else table
 
     @staticmethod
     def _fetch(connection: Connection, table: Table, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:

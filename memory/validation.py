@@ -34,6 +34,18 @@ def check_id(kind: str, value: object) -> str:
         raise InvalidMemoryInputError(f"{kind} must have 1 to {MAX_ID_CHARS} characters, got {len(value)}")
     if _CONTROL.search(value):
         raise InvalidMemoryInputError(f"{kind} {value!r} contains a control character (NUL, newline, ...); remove it")
+    return _encodable(kind, value)
+
+
+def _encodable(kind: str, value: str) -> str:
+    """``value`` if it is valid Unicode: a lone surrogate (``'\\ud800'``, from a bad decode) has no UTF-8 form."""
+    try:
+        value.encode()
+    except UnicodeEncodeError as error:
+        raise InvalidMemoryInputError(
+            f"{kind} contains the lone surrogate {value[error.start]!r} at position {error.start}, which no database "
+            "can store; decode its bytes with errors='replace' first"
+        ) from None
     return value
 
 
@@ -50,7 +62,7 @@ def check_text(kind: str, value: object, max_chars: int) -> str:
             f"{kind} has {len(value):,} characters, more than the store's limit of {max_chars:,}; "
             "split it, or raise max_text_chars when creating the MemoryStore"
         )
-    return value
+    return _encodable(kind, value)
 
 
 def check_namespace(value: object) -> str:
@@ -72,7 +84,7 @@ def check_namespace(value: object) -> str:
                 f"namespace {value!r} has an invalid segment {segment!r}: segments are non-empty, "
                 "not '.' or '..', and contain no control characters"
             )
-    return value
+    return _encodable("namespace", value)
 
 
 def check_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -100,6 +100,13 @@ class ActorMatrixCache:
         with self._lock:
             return key in self._matrices
 
+    def forget(self, actor_id: str) -> None:
+        """Drop ``actor_id``'s matrices: forgetting deletes its version row, so the version that the actor's next
+        writes count up to again would otherwise find the forgotten matrix (and its ids, which SQLite reuses)."""
+        with self._lock:
+            for key in [key for key in self._matrices if key[1] == actor_id]:
+                self._bytes -= self._matrices.pop(key).nbytes
+
     def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
         key = (scope.table.name, scope.actor_id)
         state = connection.execute(

@@ -76,7 +76,9 @@ class MemoryBackedStore(BaseStore):
             )
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = _path(op.namespace_prefix)
+        # whole labels: ("memories", "user_1") is the namespace /memories/user_1 and those under /memories/user_1/,
+        # never /memories/user_10 (a store's namespace_prefix compares characters unless it ends with '/')
+        prefix = _path(op.namespace_prefix) + ("/" if op.namespace_prefix else "")
         wanted = op.limit + op.offset
         if op.query:
             top_k = wanted * (4 if op.filter else 1)  # room for the filter, applied to the values afterwards

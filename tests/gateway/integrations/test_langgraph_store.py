@@ -61,3 +61,19 @@ def test_semantic_search_and_a_graph_node_using_the_store(memory: MemoryStore) -
     asyncio.run(graph.ainvoke({"messages": [("user", "call me after five")]}))
     item = store.get(("notes",), "n3")
     assert item is not None and item.value == {"text": "call me after five"}
+
+
+def test_a_namespace_prefix_is_one_of_labels_not_of_characters(memory: MemoryStore) -> None:
+    """LangGraph keeps users apart by namespace (``("memories", user_id)``) in one store: ``("memories", "user_1")``
+    must not reach ``("memories", "user_10")``, as LangGraph's own stores do not."""
+    store = MemoryBackedStore(memory, actor_id="app")
+    store.put(("memories", "user_1"), "hint", {"text": "my password hint is quokka"})
+    store.put(("memories", "user_1", "work"), "desk", {"text": "my desk is by the window"})
+    store.put(("memories", "user_10"), "hint", {"text": "my password hint is zebracorn"})
+    store.put(("memories", "user_1%"), "hint", {"text": "my password hint is wombat"})
+    own = [(("memories", "user_1"), "hint"), (("memories", "user_1", "work"), "desk")]
+    assert sorted((i.namespace, i.key) for i in store.search(("memories", "user_1"))) == own
+    found = store.search(("memories", "user_1"), query="what is the password hint? zebracorn wombat")
+    assert sorted((i.namespace, i.key) for i in found) == own
+    assert [i.key for i in store.search(("memories", "user_1", "work"))] == ["desk"]
+    assert len(store.search(("memories",))) == 4 and len(store.search(())) == 4
