@@ -697,11 +697,16 @@ def _both(first: Test, second: Test) -> Test:
         return then_role
 
     def both(env: Env) -> bool:
+        """When neither part is false and both fail, the first error is the reason, as :func:`_all` gives it."""
         try:
             if not first(env):
                 return False
-        except Unevaluable:
-            if not second(env):
+        except Unevaluable as failed:
+            try:
+                holds = second(env)
+            except Unevaluable:
+                raise failed from None
+            if not holds:
                 return False
             raise
         return second(env)

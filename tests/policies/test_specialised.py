@@ -348,3 +348,18 @@ def test_an_allow_unless_a_text_does_not_allow_a_nan() -> None:
     engine = PolicyEngine.from_text('allow t when amount is not "x".')
     assert outcome(engine, {"amount": float("nan")})[0][0] == "deny"
     assert outcome(engine, {"amount": 5})[0][0] == "allow"
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "deny t when a is more than 5 and b is more than 5.",
+        "deny t when a is more than 5 and b is more than 5 and c is more than 5.",
+        'deny t when a is "x" and b starts with "y".',
+    ],
+)
+def test_an_and_whose_parts_all_fail_names_the_first_error(rule: str) -> None:
+    """Neither part false, every part unevaluable: the first error is the reason, whatever the number of parts
+    (the two-part ``and`` named the second)."""
+    notes = outcome(PolicyEngine.from_text("default allow.\n" + rule), {})[1:]
+    assert notes == [("<policy>#1", "failed closed: argument `a` is missing")]
