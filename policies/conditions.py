@@ -502,12 +502,18 @@ def _affix(
 
 
 def _eq_text(left: Callable[[Env], Any], text: str, path: _Path | None = None) -> Test:
-    """Equality with a text literal, the commonest test: only a string can be equal. A text at a plain or
-    two-level argument path is read here (anything else, a missing path included, as ``eq_text``)."""
+    """Equality with a text literal, the commonest test: a string is compared here, any other value as the
+    general equality (``_binary``) compares it: a date or a timestamp equals its ISO text, and a NaN (at any
+    depth) cannot be evaluated. A text at a plain or two-level argument path is read here (anything else, a
+    missing path included, as ``eq_text``)."""
+    key = equality_key(text)
 
     def eq_text(env: Env) -> bool:
         value = left(env)
-        return type(value) is str and value == text
+        if type(value) is str:
+            return value == text
+        timed = same(value, text)
+        return equality_key(value) == key if timed is None else timed
 
     if path is None:
         return eq_text
@@ -691,11 +697,16 @@ def _both(first: Test, second: Test) -> Test:
         return then_role
 
     def both(env: Env) -> bool:
+        """When neither part is false and both fail, the first error is the reason, as :func:`_all` gives it."""
         try:
             if not first(env):
                 return False
-        except Unevaluable:
-            if not second(env):
+        except Unevaluable as failed:
+            try:
+                holds = second(env)
+            except Unevaluable:
+                raise failed from None
+            if not holds:
                 return False
             raise
         return second(env)

@@ -314,3 +314,52 @@ def test_the_common_closures_are_the_ones_compiled() -> None:
         assert "first" not in compiled(inlined).__code__.co_freevars  # one closure: the first part is not called
     lone = PolicyEngine.from_text('deny t for agent "b" when a is 1.\ndeny t for user "u" when a is 1.').bundle.rules
     assert all("guard" not in rule.check.__code__.co_freevars for rule in lone)
+
+
+@pytest.mark.parametrize(
+    ("rule", "args", "expected"),
+    [
+        ('deny t when today is "2026-01-05".', {}, "deny"),  # a date equals its ISO text, as `is` compares them
+        ('deny t when now is "2026-01-05T12:00:00Z".', {}, "deny"),
+        ('deny t when today is not "2026-01-06".', {}, "deny"),
+        ('deny t when amount is "x".', {"amount": float("nan")}, "deny"),  # NaN equals nothing: fails closed
+        ('deny t when amount is "x".', {"amount": [1, float("nan")]}, "deny"),
+        ('deny t when amount.b is "x".', {"amount": {"b": float("nan")}}, "deny"),
+        ('deny t when amount is "x".', {"amount": 5}, "allow"),
+    ],
+)
+def test_equality_with_a_text_is_the_general_equality_for_other_values(
+    rule: str, args: dict[str, Any], expected: str
+) -> None:
+    """``x is "text"`` compares a string itself; a date, a timestamp or a NaN is compared as ``_binary``'s
+    equality compares it (the fast path said false: a deny rule that never denied)."""
+    assert outcome(PolicyEngine.from_text("default allow.\n" + rule), args)[0][0] == expected
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            conditions, "_eq_text", lambda left, text, path=None: conditions._binary("eq", left, lambda e: text, "")
+        )
+        patch.setattr(conditions, "_argument_path", lambda node: None)
+        general = PolicyEngine.from_text("default allow.\n" + rule)
+    assert outcome(PolicyEngine.from_text("default allow.\n" + rule), args) == outcome(general, args)
+
+
+def test_an_allow_unless_a_text_does_not_allow_a_nan() -> None:
+    """``allow ... when amount is not "x"`` cannot be evaluated for a NaN, so it does not allow."""
+    engine = PolicyEngine.from_text('allow t when amount is not "x".')
+    assert outcome(engine, {"amount": float("nan")})[0][0] == "deny"
+    assert outcome(engine, {"amount": 5})[0][0] == "allow"
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "deny t when a is more than 5 and b is more than 5.",
+        "deny t when a is more than 5 and b is more than 5 and c is more than 5.",
+        'deny t when a is "x" and b starts with "y".',
+    ],
+)
+def test_an_and_whose_parts_all_fail_names_the_first_error(rule: str) -> None:
+    """Neither part false, every part unevaluable: the first error is the reason, whatever the number of parts
+    (the two-part ``and`` named the second)."""
+    notes = outcome(PolicyEngine.from_text("default allow.\n" + rule), {})[1:]
+    assert notes == [("<policy>#1", "failed closed: argument `a` is missing")]
