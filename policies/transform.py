@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from decimal import Decimal
 from typing import Any, Literal
 
 from lark import Token, Tree
@@ -528,6 +529,12 @@ class ToAst:
         if len(text) > 40:
             raise self._error(items[0], "this number is too long", "numbers have at most 40 digits")
         value: int | float = float(text) if "." in text else int(text)
+        if type(value) is float and Decimal(repr(value)) != Decimal(text):  # compared as Decimal(repr(value))
+            raise self._error(
+                items[0],
+                f"{text} has more digits than a policy number holds exactly (it would be read as {value!r})",
+                "write at most 15 significant digits, or a whole number",
+            )
         currency = str(items[1]) if len(items) > 1 else None
         return ast.Lit(value=value, currency=currency, span=self._span(meta))
 

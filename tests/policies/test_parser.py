@@ -151,6 +151,13 @@ def test_logic_precedence_and_temporal() -> None:
         ),
         ("deny x when a 5.", "t.policy:1:15:", 'expected "(", "host", a comparison ("is"', "follow a"),
         ("deny x when a.", "t.policy:1:14:", "a comparison", "comparisons: is, is not, =, !=, is more than"),
+        (  # read as 9007199254740994.0, it would let 9007199254740994 pass a bound it exceeds
+            "deny x when a is more than 9007199254740993.5.",
+            "t.policy:1:28:",
+            "more digits than a policy number holds exactly (it would be read as 9007199254740994.0)",
+            "at most 15 significant digits",
+        ),
+        ("deny x when a is 0.30000000000000001.", "t.policy:1:18:", "would be read as 0.3", "significant digits"),
         (
             "deny x when .",
             "t.policy:1:13:",
