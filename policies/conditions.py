@@ -42,6 +42,7 @@ __all__ = ["CompileError", "Compiler", "Test"]
 
 
 _ORDERED = ("gt", "ge", "lt", "le")
+_TIMES = (date, time, timedelta)  # values ``is`` compares through ``quantities.same`` (datetime is a date)
 
 
 def _ordered_const(op: str, left: Callable[[Env], Any], bound: Any, what: str, key: str | None) -> Test:
@@ -285,7 +286,7 @@ class Compiler:
         if positive == "matches":
             test = self._regex(left, node.right[0], what, node.span)
         elif positive == "one_of":
-            test = _one_of(left, frozenset(equality_key(_const(v)) for v in node.right))
+            test = _one_of(left, tuple(_const(v) for v in node.right))
         elif positive == "eq" and isinstance(node.right[0], ast.Lit) and isinstance(node.right[0].value, str):
             test = _eq_text(left, str(_const(node.right[0])), path)
         elif positive in ("starts_with", "ends_with") and _is_text(node.right[0]):
@@ -503,17 +504,15 @@ def _affix(
 
 def _eq_text(left: Callable[[Env], Any], text: str, path: _Path | None = None) -> Test:
     """Equality with a text literal, the commonest test: a string is compared here, any other value as the
-    general equality (``_binary``) compares it: a date or a timestamp equals its ISO text, and a NaN (at any
+    general equality (:func:`equal`) compares it: a date or a timestamp equals its ISO text, and a NaN (at any
     depth) cannot be evaluated. A text at a plain or two-level argument path is read here (anything else, a
     missing path included, as ``eq_text``)."""
-    key = equality_key(text)
 
     def eq_text(env: Env) -> bool:
         value = left(env)
         if type(value) is str:
             return value == text
-        timed = same(value, text)
-        return equality_key(value) == key if timed is None else timed
+        return equal(value, text)
 
     if path is None:
         return eq_text
@@ -534,8 +533,17 @@ def _eq_text(left: Callable[[Env], Any], text: str, path: _Path | None = None) -
     return eq_nested
 
 
-def _one_of(left: Callable[[Env], Any], keys: frozenset[Any]) -> Test:
-    return lambda env: equality_key(left(env)) in keys
+def _one_of(left: Callable[[Env], Any], literals: tuple[Any, ...]) -> Test:
+    """``is one of``: ``is`` with any of the literals (a date or a timestamp equals its ISO text, as with ``is``)."""
+    keys = frozenset(map(equality_key, literals))
+
+    def one_of(env: Env) -> bool:
+        value = left(env)
+        if isinstance(value, _TIMES):
+            return any(equal(value, literal) for literal in literals)
+        return equality_key(value) in keys
+
+    return one_of
 
 
 def _between(
@@ -628,13 +636,7 @@ def _presence(get: Callable[[Env], Any], missing: bool, path: _Path | None = Non
 
 def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], what: str) -> Test:
     if op == "eq":
-
-        def eq(env: Env) -> bool:
-            a, b = left(env), right(env)
-            timed = same(a, b)
-            return equality_key(a) == equality_key(b) if timed is None else timed
-
-        return eq
+        return lambda env: equal(left(env), right(env))
     if op in ("gt", "ge", "lt", "le"):
         compare = _ordered(op)
         return lambda env: compare(*ordered(left(env), right(env), what))
@@ -642,6 +644,8 @@ def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], wh
     def text_test(env: Env) -> bool:
         value, operand = left(env), right(env)
         if op == "contains" and isinstance(value, list):
+            if isinstance(operand, _TIMES) or any(isinstance(item, _TIMES) for item in value):
+                return any(equal(item, operand) for item in value)  # as ``is`` compares them
             key = equality_key(operand)
             return any(equality_key(item) == key for item in value)
         if not isinstance(value, str) or not isinstance(operand, str):
@@ -651,6 +655,13 @@ def _binary(op: str, left: Callable[[Env], Any], right: Callable[[Env], Any], wh
         return value.startswith(operand) if op == "starts_with" else value.endswith(operand)
 
     return text_test
+
+
+def equal(a: Any, b: Any) -> bool:
+    """The language's ``is``: a date, timestamp, duration or time of day equals one of its kind or its ISO text;
+    anything else by :func:`equality_key` (structural, exact numbers; a NaN cannot be evaluated)."""
+    timed = same(a, b)
+    return equality_key(a) == equality_key(b) if timed is None else timed
 
 
 def _all(tests: Sequence[Test]) -> Test:

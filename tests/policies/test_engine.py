@@ -349,3 +349,21 @@ def test_a_request_no_rule_decides_is_the_default_the_general_path_builds(
     assert decision is engine.decide(req("a", {"n": -1}))
     assert engine.decide(req("a", {"n": 0})).effect is Effect.ALLOW
     assert engine.decide(req("a", {"n": 2})).effect is Effect.DENY
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        'deny t when today is "{today}".',
+        'deny t when today is one of "2020-01-01", "{today}".',
+        "deny t when days contains today.",
+        'deny t when now is one of "{now}".',
+    ],
+)
+def test_membership_compares_dates_as_is_does(rule: str) -> None:
+    """``is one of`` and ``contains`` are ``is`` with each element: a date equals its ISO text there too, so a rule
+    that denies ``today is "..."`` is not walked around by listing the day (listed, it allowed)."""
+    policy = "default allow.\n" + rule.format(today=NOON.date().isoformat(), now=NOON.isoformat())
+    days = {"days": ["2020-01-01", NOON.date().isoformat()]}
+    assert decide(policy, req("t", days)).effect is Effect.DENY
+    assert decide(policy, req("t", days, at=NOON + timedelta(days=3))).effect is Effect.ALLOW
