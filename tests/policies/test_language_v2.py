@@ -78,6 +78,20 @@ def test_quantifier_over_resolver_facts_and_membership() -> None:
     assert denied(rule, {"customer_id": "c1", "payments": [{"method": "card"}, {"method": "crypto"}]}, context)
 
 
+def test_texts_inside_a_resolver_record_are_compared_in_canonical_form() -> None:
+    """A fact a user could have typed (a profile flag, a list item, a nested key) in a look-alike or zero-width spelling
+    still matches the policy's literal, as the arguments and a resolver's top-level text do (before: only the
+    latter, so `contains "fraud"` missed a fullwidth "ｆｒａｕｄ" in a list and allowed)."""
+    record = {"flags": ["ok", "ｆｒａｕｄ"], "profile": {"ｔｉｅｒ": "gold\u200b"}, "deep": [[{"k": "ｂａｎｎｅｄ"}]]}
+    context = InMemoryContext(resolvers={"account": {"a1": record}.get})
+    assert denied('deny t when account(id).flags contains "fraud".', {"id": "a1"}, context)
+    assert denied('deny t when account(id).profile.tier is "gold".', {"id": "a1"}, context)
+    assert denied(
+        'deny t when any row in account(id).deep has any x in row has x.k is "banned".', {"id": "a1"}, context
+    )
+    assert record["flags"] == ["ok", "ｆｒａｕｄ"]  # the resolver's own data is left as it was
+
+
 def test_quantifiers_are_three_valued_and_fail_closed() -> None:
     rule = "deny t when any item in items has item.amount is more than 5."
     assert denied(rule, {"items": [{"amount": 1}, {"amount": 9}, {}]})  # one item holds: true despite the other
