@@ -85,6 +85,14 @@ def _vector_versions(connection: Connection) -> None:
             connection.execute(text(statement))
 
 
+def _random_first_versions(connection: Connection) -> None:
+    """SQLite: an actor's first embedding version is random (vectors.py), so one written again after ``forget``
+    never meets a matrix another process cached before."""
+    if connection.dialect.name == "sqlite":
+        for statement in sqlite_version_triggers(backfill=False):
+            connection.execute(text(statement))
+
+
 def _newest_first(connection: Connection) -> None:
     """PostgreSQL: walk an actor's rows newest first, so a capped full-text ranking stops early (search.py)."""
     if connection.dialect.name == "postgresql":
@@ -99,6 +107,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "full-text indexes restricted to the actor before ranking", _actor_fulltext),
     Migration(5, "per-actor embedding versions for the in-process vector cache", _vector_versions),
     Migration(6, "per-actor newest-first indexes for the capped full-text ranking", _newest_first),
+    Migration(7, "random first embedding versions, so versions after forget are never reused", _random_first_versions),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -152,24 +152,35 @@ class ActorMatrixCache:
         return matrix
 
 
-def sqlite_version_triggers() -> list[str]:
-    """The versions table, its backfill, and triggers bumping an actor's version on any embedding change."""
+def sqlite_version_triggers(*, backfill: bool = True) -> list[str]:
+    """The versions table, its backfill, and triggers bumping an actor's version on any embedding change.
+
+    An actor's first version is random, not 1: ``forget`` deletes the version row, and an actor who writes again
+    would otherwise count up through the versions a matrix cached by another process still carries (with the
+    forgotten rows' vectors and ids, which SQLite reuses)."""
     statements = [
         f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (table_name TEXT NOT NULL, actor_id TEXT NOT NULL, "
         "version INTEGER NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY (table_name, actor_id))"
     ]
+    first = "(random() >> 2)"  # 62 random bits: no version another process saw comes back
     for table in FULLTEXT_TABLES:
 
         def bump(actor: str, delta: str, table: str = table) -> str:
             return (
                 f"INSERT INTO {VERSIONS_TABLE} (table_name, actor_id, version, rows) "
-                f"VALUES ('{table}', {actor}, 1, {delta}) ON CONFLICT (table_name, actor_id) "
+                f"VALUES ('{table}', {actor}, {first}, {delta}) ON CONFLICT (table_name, actor_id) "
                 f"DO UPDATE SET version = version + 1, rows = rows + ({delta});"
             )
 
+        if backfill:
+            statements.append(
+                f"INSERT INTO {VERSIONS_TABLE} SELECT '{table}', actor_id, {first}, count(*) FROM {table} "
+                "WHERE embedding IS NOT NULL GROUP BY actor_id"
+            )
         statements += [
-            f"INSERT INTO {VERSIONS_TABLE} SELECT '{table}', actor_id, 1, count(*) FROM {table} "
-            "WHERE embedding IS NOT NULL GROUP BY actor_id",
+            f"DROP TRIGGER IF EXISTS {table}_vv_insert",
+            f"DROP TRIGGER IF EXISTS {table}_vv_update",
+            f"DROP TRIGGER IF EXISTS {table}_vv_delete",
             f"CREATE TRIGGER {table}_vv_insert AFTER INSERT ON {table} WHEN new.embedding IS NOT NULL BEGIN "
             f"{bump('new.actor_id', '1')} END",
             f"CREATE TRIGGER {table}_vv_update AFTER UPDATE OF embedding, actor_id ON {table} BEGIN "

@@ -163,7 +163,7 @@ def test_a_version_5_postgresql_database_gains_the_newest_first_indexes(memory_p
                 {"ns": INSIDE, "vector": np.full(384, 0.05, dtype="<f4").tobytes()},
             )
         with MemoryStore(engine=engine, pgvector=False) as store:
-            assert store.schema_version == LATEST_VERSION == 6
+            assert store.schema_version == LATEST_VERSION == 7
             assert [hit.record.text for hit in store.retrieve("a", "apple", mode="fulltext")] == ["apple cream"]
             with store.engine.connect() as connection:
                 indexes = connection.execute(

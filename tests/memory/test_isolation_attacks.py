@@ -319,6 +319,25 @@ def test_forget_leaves_no_cached_matrix_of_the_actor(store: MemoryStore) -> None
     assert [hit.record.id for hit in hits] == [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
 
 
+def test_another_processes_cached_matrix_is_stale_after_forget(store: MemoryStore) -> None:
+    """Two stores on one SQLite file (as two processes have): when one forgets an actor that then writes as much
+    again, the other's cached matrix of the forgotten rows must not match the new version (it did: versions
+    started at 1 again after forget deleted the row)."""
+    from agentcore.memory.vectors import CACHE_MIN_ROWS
+
+    reader, writer = MemoryStore(engine=store.engine, dimension=8), MemoryStore(engine=store.engine, dimension=8)
+    records = [NewRecord(namespace="/facts", text=f"note {i}") for i in range(CACHE_MIN_ROWS)]
+    query = _unit_rows(1, 8, 3)[0]
+    writer.add_records("alice", records, embeddings=_unit_rows(CACHE_MIN_ROWS, 8, 1))
+    assert len(reader.retrieve("alice", "note", mode="vector", query_embedding=query)) == 10
+    assert ("memory_records", "alice") in reader._nominator  # type: ignore[operator]
+    writer.forget("alice")
+    vectors = _unit_rows(CACHE_MIN_ROWS, 8, 2)
+    ids = writer.add_records("alice", records, embeddings=vectors)
+    hits = reader.retrieve("alice", "note", mode="vector", query_embedding=query)
+    assert [hit.record.id for hit in hits] == [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+
+
 @pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
 def test_a_prefix_ending_with_a_slash_is_a_subtree_of_whole_segments(make_store: Callable[..., MemoryStore]) -> None:
     """One actor keeping its users apart by namespace: ``/users/al/`` is /users/al and what lies under it, never
