@@ -304,8 +304,7 @@ class MemoryStore:
         """Events of one session in order (``after_id`` pages forward); expired events are never listed."""
         check_id("actor_id", actor_id)
         check_id("session_id", session_id)
-        if limit < 1:
-            raise InvalidMemoryInputError(f"limit must be at least 1, got {limit}")
+        check_positive("limit", limit)
         query = select(EVENTS).where(
             EVENTS.c.actor_id == actor_id, EVENTS.c.session_id == session_id, self._live(EVENTS)
         )
@@ -487,6 +486,7 @@ class MemoryStore:
     ) -> list[MemoryRecord]:
         """The actor's live records, oldest first, optionally within one namespace (or under a prefix)."""
         check_id("actor_id", actor_id)
+        check_positive("limit", limit)  # SQLite reads a negative LIMIT as none
         query = select(RECORDS).where(RECORDS.c.actor_id == actor_id, self._live(RECORDS))
         params: dict[str, Any] = {}
         if namespace is not None or namespace_prefix is not None:
