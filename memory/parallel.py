@@ -51,6 +51,12 @@ class SideConnections:
             if len(self._large) > REMEMBERED:
                 self._large.popitem(last=False)
 
+    def forget(self, actor_id: str) -> None:
+        """Remember nothing of ``actor_id`` (keys are ``(table, actor)``): ``forget`` leaves no trace of the actor."""
+        with self._lock:
+            for key in [key for key in self._large if isinstance(key, tuple) and key[1:] == (actor_id,)]:
+                del self._large[key]
+
     def submit(self, work: Callable[[Connection], T]) -> Future[T]:
         return self._workers.submit(self._run, work)
 

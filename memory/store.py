@@ -646,6 +646,8 @@ class MemoryStore:
         report = run_write(self.engine, work)
         if isinstance(self._nominator, ActorMatrixCache):
             self._nominator.forget(actor_id)
+        if self._side is not None:
+            self._side.forget(actor_id)
         self._compact_after_delete()
         log.info("forgot actor %r: %s", actor_id, report)
         return report

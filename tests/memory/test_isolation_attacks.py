@@ -388,3 +388,16 @@ def test_a_pgvector_false_store_leaves_no_stale_embedding_vec(make_store: Callab
             for name, store in (("indexed", indexed), ("plain", plain))
         }
         assert found["indexed"] == found["plain"], search
+
+
+@pytest.mark.parametrize("make_store", ["postgresql"], indirect=True)
+def test_forget_leaves_no_remembered_large_actor(make_store: Callable[..., MemoryStore]) -> None:
+    """With pgvector the store remembers which actors were large (to rank their full text beside the nomination):
+    after ``forget`` nothing of the actor is left in it, other actors are kept."""
+    store = make_store(dimension=8)
+    assert store.pgvector and store._side is not None
+    for actor in ("alice", "bob"):
+        store._side.remember(("memory_records", actor), large=True)
+    store.forget("alice")
+    assert not store._side.worth_it(("memory_records", "alice"))
+    assert store._side.worth_it(("memory_records", "bob"))
