@@ -52,7 +52,7 @@ class Approvals:
         except _RAN:  # it ran: the gateway settles the approval with the outcome (now, or once storage is back)
             raise
         except BaseException as exc:  # not admitted again (a deny won): no outcome was recorded for it yet
-            self.store.finish(approval_id, ok=False, result={"error": str(exc)})
+            self.store.finish(approval_id, ok=False, result=_failure(exc))
             raise
 
     async def aexecute(self, approval_id: str) -> Any:
@@ -63,7 +63,7 @@ class Approvals:
         except _RAN:
             raise
         except BaseException as exc:
-            await asyncio.to_thread(self.store.finish, approval_id, ok=False, result={"error": str(exc)})
+            await asyncio.to_thread(self.store.finish, approval_id, ok=False, result=_failure(exc))
             raise
 
     async def wait(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
@@ -91,5 +91,16 @@ class Approvals:
         note = f" ({approval.note})" if approval.note else ""
         if approval.status == "rejected":
             raise ToolDenied(approval.tool, [f"approval {approval.id} was rejected by {approval.decided_by}{note}"])
-        detail = approval.result.get("error") if isinstance(approval.result, dict) else None
-        raise ApprovalError(f"approval {approval.id} is {approval.status}{': ' + detail if detail else ''}")
+        stored = approval.result if isinstance(approval.result, dict) else {}
+        detail, shown = stored.get("error"), stored.get("agent_message")
+        raise ApprovalError(  # a model or an MCP client sees why without the developer text (a resolver's error)
+            f"approval {approval.id} is {approval.status}{': ' + detail if detail else ''}",
+            agent_message=f"approval {approval.id} is {approval.status}{': ' + shown if shown else ''}",
+        )
+
+
+def _failure(exc: BaseException) -> dict[str, str]:
+    """The stored outcome of an approved call that did not run: why for developers, and the text a model may see
+    (a ToolDenied's ``agent_message``) when the exception carries one."""
+    shown = getattr(exc, "agent_message", None)
+    return {"error": str(exc)} | ({"agent_message": shown} if isinstance(shown, str) else {})

@@ -76,6 +76,10 @@ class ApprovalRequired(GatewayError):
 class ApprovalError(GatewayError):
     """An approval action is not permitted (wrong role, requester approving itself, already decided, expired)."""
 
+    def __init__(self, message: str, *, agent_message: str | None = None) -> None:
+        self.agent_message = agent_message or message  # text for a model or an MCP client
+        super().__init__(message)
+
 
 class ToolExecutionError(GatewayError):
     """The tool ran and failed (raised or timed out); the failure is in the audit log."""

@@ -141,3 +141,30 @@ def _json(line: str) -> dict[str, object]:
     import json
 
     return dict(json.loads(line))
+
+
+def test_why_an_approved_call_failed_closed_is_for_developers_not_the_model(tmp_path: Path) -> None:
+    """An approved call whose re-admission fails closed keeps the developer text out of what a model or an MCP
+    client sees (``agent_message``, which the MCP proxy returns), also when the stored outcome is read later."""
+    from tests.gateway.conftest import POLICY, build_support_gateway
+
+    policy = POLICY + 'require approval from role "manager" for orders.cancel.\n'
+    gw, runs = build_support_gateway(tmp_path, policy)
+    try:
+        with pytest.raises(ApprovalRequired) as pending:
+            gw.call("orders.cancel", {"order_id": "o1"}, principal=SUPPORT)
+        approval_id = pending.value.approval_id
+        gw.approvals.approve(approval_id, by=MANAGER, execute=False)
+        gw.context.resolvers.clear()  # the deny on order(order_id).status now fails closed on re-admission
+        with pytest.raises(ToolDenied) as denied:
+            gw.approvals.execute(approval_id)
+        assert "@gateway.resolver" in str(denied.value) and "@gateway.resolver" not in denied.value.agent_message
+        for again in (lambda: gw.approvals.execute(approval_id), lambda: gw.approvals.wait_sync(approval_id, 0)):
+            with pytest.raises(ApprovalError) as settled:
+                again()
+            assert "@gateway.resolver" in str(settled.value)  # the developer keeps why
+            shown = getattr(settled.value, "agent_message", str(settled.value))  # what the MCP proxy returns
+            assert "@gateway.resolver" not in shown and "failed closed" in shown and approval_id in shown
+        assert runs == {}
+    finally:
+        gw.close()
