@@ -15,7 +15,7 @@ from typing import Any
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
 from agentcore.policies.items import Slow, item_tally
-from agentcore.policies.quantities import LIMIT, instant, moment, moments, ordered, same
+from agentcore.policies.quantities import LIMIT, MIDNIGHT, instant, moment, moments, ordered, same
 from agentcore.policies.regex import compile_regex
 from agentcore.policies.text import canonical_text
 from agentcore.policies.values import (
@@ -37,7 +37,7 @@ from agentcore.policies.values import (
 from agentcore.policies.values import ValueCompileError as CompileError
 
 Test = Callable[[Env], bool]
-from_date, from_timestamp, combine, _MIDNIGHT = date.fromisoformat, datetime.fromisoformat, datetime.combine, time(0)
+from_date, from_timestamp, combine = date.fromisoformat, datetime.fromisoformat, datetime.combine
 __all__ = ["CompileError", "Compiler", "Test"]
 
 
@@ -433,15 +433,15 @@ def _ordered_duration(op: str, left: Getter, bound: timedelta, what: str) -> Tes
             except ValueError:
                 pass
             else:
-                timed = type(x) is datetime
-                if timed is (type(y) is datetime):
-                    if not timed or (x.tzinfo is not None and y.tzinfo is not None):
-                        return compare(x - y, bound)
-                elif timed:
-                    if x.tzinfo is not None:
-                        return compare(x - combine(y, _MIDNIGHT, UTC), bound)
-                elif y.tzinfo is not None:
-                    return compare(combine(x, _MIDNIGHT, UTC) - y, bound)
+                timed_x, timed_y = type(x) is datetime, type(y) is datetime
+                naive = (timed_x and x.tzinfo is None) or (timed_y and y.tzinfo is None)  # as ``values`` reads it
+                if not naive:
+                    if timed_x is not timed_y:  # a date beside a timestamp is its midnight UTC
+                        if timed_x:
+                            y = combine(y, MIDNIGHT, UTC)
+                        else:
+                            x = combine(x, MIDNIGHT, UTC)
+                    return compare(x - y, bound)
         value = values(a, b)
         return compare(value, bound) if type(value) is timedelta else compare(*ordered(value, bound, what))
 

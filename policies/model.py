@@ -21,10 +21,11 @@ from agentcore.policies.text import LONE_SURROGATE, canonical_problem, canonical
 MAX_ARG_DEPTH = 64
 
 
-def canonical(value: Any, depth: int = 0) -> Any:
+def canonical(value: Any, depth: int = 0, facts: bool = False) -> Any:
     """Return ``value`` as canonical JSON data: canonical strings and keys, string keys, lists for sequences.
 
-    Raises ``ValueError`` for values JSON cannot hold or nesting deeper than ``MAX_ARG_DEPTH``.
+    Raises ``ValueError`` for values JSON cannot hold or nesting deeper than ``MAX_ARG_DEPTH``. ``facts``: a
+    resolver's record, whose other values (dates, decimals) are kept as they are.
     """
     if depth > MAX_ARG_DEPTH:
         raise ValueError(f"arguments are nested deeper than {MAX_ARG_DEPTH} levels")
@@ -33,9 +34,11 @@ def canonical(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, dict):  # keys are normalised in place: a value at this depth is checked anyway
-        return {canonical_text(str(k)): canonical(v, depth + 1) for k, v in value.items()}
+        return {canonical_text(str(k)): canonical(v, depth + 1, facts) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [canonical(v, depth + 1) for v in value]
+        return [canonical(v, depth + 1, facts) for v in value]
+    if facts:
+        return value
     raise ValueError(
         f"argument value of type {type(value).__name__} is not JSON; send str, number, bool, null, list or object"
     )

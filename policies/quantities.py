@@ -28,7 +28,7 @@ _CONTEXT = Context(prec=34, Emax=60, Emin=-60, traps=[InvalidOperation, Division
 LIMIT = 10**60  # the same bound for whole numbers, which skip the decimal context
 _WHOLE = frozenset({int})
 _IS_DATE = re.compile(r"\d{4}-\d{2}-\d{2}").fullmatch
-_MIDNIGHT = time(0)
+MIDNIGHT = time(0)
 WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -77,7 +77,7 @@ def moment(value: Any, what: str) -> date | datetime:
 
 def instant(value: date | datetime) -> datetime:
     """A date compared with a timestamp counts as its midnight UTC."""
-    return value if isinstance(value, datetime) else datetime.combine(value, _MIDNIGHT, UTC)  # positional: faster
+    return value if isinstance(value, datetime) else datetime.combine(value, MIDNIGHT, UTC)  # positional: faster
 
 
 def _clock(value: Any, what: str) -> time:
@@ -120,7 +120,7 @@ def moments(left: Any, right: Any, what: str) -> tuple[date | datetime, date | d
         return a, b
     # ``instant`` of each, inlined: a date with a timestamp is the commonest (``end_date minus start_date``); the
     # zone passed by position, not keyword (a third fewer instructions: keyword arguments are parsed per call)
-    return (a, datetime.combine(b, _MIDNIGHT, UTC)) if timed else (datetime.combine(a, _MIDNIGHT, UTC), b)
+    return (a, datetime.combine(b, MIDNIGHT, UTC)) if timed else (datetime.combine(a, MIDNIGHT, UTC), b)
 
 
 def same(left: Any, right: Any) -> bool | None:

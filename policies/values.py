@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from agentcore.policies import ast
 from agentcore.policies.context import DecisionContext, Scope, scope_key
 from agentcore.policies.items import Slow, item_tally, item_total, item_value, whole_numbers
-from agentcore.policies.model import MAX_ARG_DEPTH, Request
+from agentcore.policies.model import MAX_ARG_DEPTH, Request, canonical
 from agentcore.policies.quantities import (
     LIMIT,
     WEEKDAY_NAMES,
@@ -222,32 +222,18 @@ def _resolve(node: ast.Resolve, cond: CondCompiler) -> Getter:
                 record = env.context.resolve(entity, key)
             except Exception as error:
                 raise Unevaluable(f"resolver `{entity}` failed for {_show(key)}: {error}") from error
-            if record is not None:
-                record = _canonical_fact(dict(record), entity)
+            if record is not None:  # its texts at any depth, as the arguments' and the policy's literals are
+                try:
+                    record = canonical(dict(record), 0, True)
+                except ValueError:
+                    deep = f"resolver `{entity}` returned a record nested deeper than {MAX_ARG_DEPTH} levels"
+                    raise Unevaluable(deep) from None
             env.memo[memo_key] = record
         if record is None:
             raise Unevaluable(f"{entity} {_show(key)} was not found by its resolver")
         return walk(record, attr, what)
 
     return resolve
-
-
-def _canonical_fact(value: Any, entity: str, depth: int = 0) -> Any:
-    """A resolver's record with every text in canonical form at any depth (keys included), as the arguments and the
-    policy's literals are: ``deny ... when account(id).flags contains "fraud"`` must see a look-alike "ｆｒａｕｄ"
-    that a user typed into their profile. Other values (dates, decimals) are kept; too deep cannot be evaluated."""
-    if isinstance(value, str):
-        return value if value.isascii() else canonical_text(value)
-    if depth > MAX_ARG_DEPTH:
-        raise Unevaluable(f"the record of resolver `{entity}` is nested deeper than {MAX_ARG_DEPTH} levels")
-    if isinstance(value, dict):
-        return {
-            canonical_text(k) if isinstance(k, str) else k: _canonical_fact(v, entity, depth + 1)
-            for k, v in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [_canonical_fact(v, entity, depth + 1) for v in value]
-    return value
 
 
 def _length(node: ast.Length, cond: CondCompiler) -> Getter:
