@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -34,14 +34,14 @@ class SideConnections:
         # recreate(): a new pool with the same connect function (URL, connect_args) and settings, pre-ping included
         self._engine = create_engine(engine.url, pool=engine.pool.recreate())
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentcore-memory-side")
-        self._large: OrderedDict[Hashable, None] = OrderedDict()
+        self._large: OrderedDict[tuple[str, str], None] = OrderedDict()  # (table, actor)
         self._lock = threading.Lock()
 
-    def worth_it(self, key: Hashable) -> bool:
+    def worth_it(self, key: tuple[str, str]) -> bool:
         """Whether ``key`` (a table and actor) was large when last queried."""
         return key in self._large
 
-    def remember(self, key: Hashable, *, large: bool) -> None:
+    def remember(self, key: tuple[str, str], *, large: bool) -> None:
         with self._lock:
             if not large:
                 self._large.pop(key, None)
@@ -52,9 +52,9 @@ class SideConnections:
                 self._large.popitem(last=False)
 
     def forget(self, actor_id: str) -> None:
-        """Remember nothing of ``actor_id`` (keys are ``(table, actor)``): ``forget`` leaves no trace of the actor."""
+        """Remember nothing of ``actor_id``: ``forget`` leaves no trace of the actor."""
         with self._lock:
-            for key in [key for key in self._large if isinstance(key, tuple) and key[1:] == (actor_id,)]:
+            for key in [key for key in self._large if key[1] == actor_id]:
                 del self._large[key]
 
     def submit(self, work: Callable[[Connection], T]) -> Future[T]:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcore.memory.errors import InvalidMemoryInputError
+from agentcore.policies.text import LONE_SURROGATE
 
 MAX_ID_CHARS = 255
 MAX_METADATA_ENTRIES = 32
@@ -39,13 +40,12 @@ def check_id(kind: str, value: object) -> str:
 
 def _encodable(kind: str, value: str) -> str:
     """``value`` if it is valid Unicode: a lone surrogate (``'\\ud800'``, from a bad decode) has no UTF-8 form."""
-    try:
-        value.encode()
-    except UnicodeEncodeError as error:
+    found = LONE_SURROGATE.search(value)
+    if found is not None:
         raise InvalidMemoryInputError(
-            f"{kind} contains the lone surrogate {value[error.start]!r} at position {error.start}, which no database "
+            f"{kind} contains the lone surrogate {found.group()!r} at position {found.start()}, which no database "
             "can store; decode its bytes with errors='replace' first"
-        ) from None
+        )
     return value
 
 

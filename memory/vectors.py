@@ -101,8 +101,8 @@ class ActorMatrixCache:
             return key in self._matrices
 
     def forget(self, actor_id: str) -> None:
-        """Drop ``actor_id``'s matrices: forgetting deletes its version row, so the version that the actor's next
-        writes count up to again would otherwise find the forgotten matrix (and its ids, which SQLite reuses)."""
+        """Drop ``actor_id``'s matrices: ``forget`` leaves no copy of the actor's vectors in this process (the
+        random first version, :func:`sqlite_version_triggers`, keeps any other process's copy from matching)."""
         with self._lock:
             for key in [key for key in self._matrices if key[1] == actor_id]:
                 self._bytes -= self._matrices.pop(key).nbytes
