@@ -300,38 +300,22 @@ def test_a_query_without_searchable_words_matches_no_row(make_store: Callable[..
     assert store.retrieve("alice", query, mode="fulltext") == []
 
 
-def test_forget_leaves_no_cached_matrix_of_the_actor(store: MemoryStore) -> None:
+@pytest.mark.parametrize("same_store", [True, False], ids=["one process", "two processes"])
+def test_forget_leaves_no_cached_matrix_that_nominates(store: MemoryStore, same_store: bool) -> None:
     """SQLite's cache of an actor's embeddings is keyed by the actor's version, which forget deletes: an actor id
-    written to again as often as before got the same version back, and its forgotten matrix nominated."""
+    written to again as often as before got the same version back, and its forgotten matrix nominated, in the
+    forgetting store and in another one on the same file (as another process has)."""
     from agentcore.memory.vectors import CACHE_MIN_ROWS
 
-    store = MemoryStore(engine=store.engine, dimension=8)
-    records = [NewRecord(namespace="/facts", text=f"note {i}") for i in range(CACHE_MIN_ROWS)]
-    query = _unit_rows(1, 8, 3)[0]
-    store.add_records("alice", records, embeddings=_unit_rows(CACHE_MIN_ROWS, 8, 1))
-    assert len(store.retrieve("alice", "note", mode="vector", query_embedding=query)) == 10
-    assert ("memory_records", "alice") in store._nominator  # type: ignore[operator]
-    store.forget("alice")
-    assert ("memory_records", "alice") not in store._nominator  # type: ignore[operator]
-    vectors = _unit_rows(CACHE_MIN_ROWS, 8, 2)
-    ids = store.add_records("alice", records, embeddings=vectors)
-    hits = store.retrieve("alice", "note", mode="vector", query_embedding=query)
-    assert [hit.record.id for hit in hits] == [ids[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
-
-
-def test_another_processes_cached_matrix_is_stale_after_forget(store: MemoryStore) -> None:
-    """Two stores on one SQLite file (as two processes have): when one forgets an actor that then writes as much
-    again, the other's cached matrix of the forgotten rows must not match the new version (it did: versions
-    started at 1 again after forget deleted the row)."""
-    from agentcore.memory.vectors import CACHE_MIN_ROWS
-
-    reader, writer = MemoryStore(engine=store.engine, dimension=8), MemoryStore(engine=store.engine, dimension=8)
+    writer = MemoryStore(engine=store.engine, dimension=8)
+    reader = writer if same_store else MemoryStore(engine=store.engine, dimension=8)
     records = [NewRecord(namespace="/facts", text=f"note {i}") for i in range(CACHE_MIN_ROWS)]
     query = _unit_rows(1, 8, 3)[0]
     writer.add_records("alice", records, embeddings=_unit_rows(CACHE_MIN_ROWS, 8, 1))
     assert len(reader.retrieve("alice", "note", mode="vector", query_embedding=query)) == 10
     assert ("memory_records", "alice") in reader._nominator  # type: ignore[operator]
     writer.forget("alice")
+    assert ("memory_records", "alice") not in writer._nominator  # type: ignore[operator]
     vectors = _unit_rows(CACHE_MIN_ROWS, 8, 2)
     ids = writer.add_records("alice", records, embeddings=vectors)
     hits = reader.retrieve("alice", "note", mode="vector", query_embedding=query)

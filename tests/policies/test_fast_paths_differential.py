@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from agentcore import PolicyEngine, Request
 from agentcore.policies import AgentInfo, Principal, RequestContext, ast, compiler, conditions, values
 from agentcore.policies.engine import NoContext
-from agentcore.policies.quantities import LIMIT, Unevaluable, arithmetic
+from agentcore.policies.quantities import LIMIT, arithmetic
 from agentcore.policies.values import Env, Getter, compile_value, describe, listed, walk
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
@@ -30,17 +30,10 @@ NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
 # ---- the general engine: every specialisation replaced by the general closure it must decide as --------------
 def _general_var(node: ast.Var) -> Getter:
-    """``values._var`` without the one-field read of a plain object."""
-    name, parts, what = node.name, node.parts, describe(node)
-
-    def var(env: Env) -> Any:
-        try:
-            item = env.bound[name]
-        except KeyError:
-            raise Unevaluable(f"`{name}` is not bound here") from None
-        return walk(item, parts, f"`{what}`") if parts else item
-
-    return var
+    """``values._var`` without the one-field read of a plain object: the bound item (``values._var`` of the bare
+    variable), then :func:`walk` through the parts."""
+    item, parts, what = values._var(node.model_copy(update={"parts": ()})), node.parts, f"`{describe(node)}`"
+    return (lambda env: walk(item(env), parts, what)) if parts else item
 
 
 def _general_path(original: Any) -> Any:
