@@ -361,9 +361,9 @@ class Compiler:
         actions, scope, within = patterns(node.actions), Scope(node.scope), timedelta(seconds=node.within.seconds)
 
         def after(env: Env) -> bool:
-            key, now = history_key(env, scope), env.request.context.time
+            (key, tenant), now = history_key(env, scope), env.request.context.time
             try:
-                last = env.context.last_call(actions, scope, key, now)
+                last = env.context.last_call(actions, scope, key, now, tenant=tenant)
             except Exception as error:
                 raise Unevaluable(f"call history is unavailable: {error}") from error
             return last is not None and now - last <= within

@@ -7,7 +7,9 @@ and an allow rule does not (fail closed), and the decision's ``errors`` say why.
 
 History methods count only calls that were allowed (the gateway reserves a call atomically with its decision).
 ``actions`` are glob patterns (``fnmatch``: ``crm.*``); ``scope`` is one of :class:`Scope` and ``key`` the
-principal id, agent id, session id or tenant of the current request for that scope.
+principal id, agent id, session id or tenant of the current request for that scope. ``tenant`` is the request's
+tenant (``None`` for none), and only that tenant's calls count: ids are often unique within a tenant only, so
+two tenants' ``bob`` are two users with two histories and two budgets.
 """
 
 from __future__ import annotations
@@ -60,8 +62,17 @@ class DecisionContext(Protocol):
         registered loaders of :class:`CallHistoryContext` are called with one argument per value."""
         ...
 
-    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
-        """Number of executed calls to ``actions`` by ``scope``/``key`` in ``(now - window, now]``."""
+    def count(
+        self,
+        actions: Sequence[str],
+        scope: Scope,
+        key: str,
+        window_seconds: float,
+        now: datetime,
+        *,
+        tenant: str | None,
+    ) -> int:
+        """Number of executed calls to ``actions`` by ``scope``/``key`` of ``tenant`` in ``(now - window, now]``."""
         ...
 
     def total(
@@ -72,16 +83,20 @@ class DecisionContext(Protocol):
         key: str,
         window_seconds: float,
         now: datetime,
+        *,
+        tenant: str | None,
     ) -> float:
         """Sum of the numeric argument at ``arg_path`` over executed calls (missing or non-numeric count as 0)."""
         ...
 
-    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
-        """Time of the latest executed call to ``actions`` by ``scope``/``key`` at or before ``now``."""
+    def last_call(
+        self, actions: Sequence[str], scope: Scope, key: str, now: datetime, *, tenant: str | None
+    ) -> datetime | None:
+        """Time of the latest executed call to ``actions`` by ``scope``/``key`` of ``tenant`` at or before ``now``."""
         ...
 
-    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
-        """Accelerator spend in USD of ``scope``/``key`` in ``[since, now]`` (from the accel ledger)."""
+    def spend(self, scope: Scope, key: str, since: datetime, now: datetime, *, tenant: str | None) -> float:
+        """Accelerator spend in USD of ``scope``/``key`` of ``tenant`` in ``[since, now]`` (from the accel ledger)."""
         ...
 
     def detect(self, detector: str, text: str) -> float:
@@ -121,9 +136,10 @@ class CallHistoryContext(ABC):
 
     @abstractmethod
     def _window(
-        self, actions: Sequence[str], scope: Scope, key: str, start: float, end: float
+        self, actions: Sequence[str], scope: Scope, key: str, tenant: str | None, start: float, end: float
     ) -> list[tuple[float, Mapping[str, Any]]]:
-        """(epoch seconds, arguments) of executed calls to ``actions`` by ``scope``/``key`` in ``(start, end]``."""
+        """(epoch seconds, arguments) of executed calls to ``actions`` by ``scope``/``key`` of ``tenant`` in
+        ``(start, end]``."""
 
     def resolve(self, entity: str, key: Any) -> Mapping[str, Any] | None:
         loader = self.resolvers.get(entity)
@@ -131,9 +147,18 @@ class CallHistoryContext(ABC):
             raise LookupError(f"no resolver registered for entity {entity!r}; register one with {self.resolver_hint}")
         return loader(*key) if isinstance(key, tuple) else loader(key)
 
-    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
+    def count(
+        self,
+        actions: Sequence[str],
+        scope: Scope,
+        key: str,
+        window_seconds: float,
+        now: datetime,
+        *,
+        tenant: str | None,
+    ) -> int:
         end = now.timestamp()
-        return len(self._window(actions, scope, key, end - window_seconds, end))
+        return len(self._window(actions, scope, key, tenant, end - window_seconds, end))
 
     def total(
         self,
@@ -143,14 +168,18 @@ class CallHistoryContext(ABC):
         key: str,
         window_seconds: float,
         now: datetime,
+        *,
+        tenant: str | None,
     ) -> float:
         end = now.timestamp()
-        return argument_total(
-            (args for _, args in self._window(actions, scope, key, end - window_seconds, end)), arg_path
-        )
+        calls = self._window(actions, scope, key, tenant, end - window_seconds, end)
+        return argument_total((args for _, args in calls), arg_path)
 
-    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
-        latest = max((at for at, _ in self._window(actions, scope, key, 0.0, now.timestamp())), default=None)
+    def last_call(
+        self, actions: Sequence[str], scope: Scope, key: str, now: datetime, *, tenant: str | None
+    ) -> datetime | None:
+        calls = self._window(actions, scope, key, tenant, 0.0, now.timestamp())
+        latest = max((at for at, _ in calls), default=None)
         return None if latest is None else datetime.fromtimestamp(latest, tz=UTC)
 
     def detect(self, detector: str, text: str) -> float:
@@ -172,6 +201,7 @@ class _Call:
 class _Spend:
     scope: Scope
     key: str
+    tenant: str | None
     usd: float
     at: datetime
 
@@ -208,22 +238,28 @@ class InMemoryContext(CallHistoryContext):
         with self._lock:
             self._calls.append(call)
 
-    def add_spend(self, scope: Scope, key: str, usd: float, at: datetime) -> None:
+    def add_spend(self, scope: Scope, key: str, usd: float, at: datetime, *, tenant: str | None = None) -> None:
+        """Record ``usd`` spent by ``scope``/``key`` of ``tenant`` (for the tenant scope, ``key`` is the tenant)."""
         with self._lock:
-            self._spend.append(_Spend(scope, key, usd, at))
+            self._spend.append(_Spend(scope, key, key if scope is Scope.TENANT else tenant, usd, at))
 
     def _window(
-        self, actions: Sequence[str], scope: Scope, key: str, start: float, end: float
+        self, actions: Sequence[str], scope: Scope, key: str, tenant: str | None, start: float, end: float
     ) -> list[tuple[float, Mapping[str, Any]]]:
         with self._lock:
             calls = list(self._calls)
         return [
             (c.at, c.args)
             for c in calls
-            if c.keys[scope] == key and start < c.at <= end and action_matches(c.action, actions)
+            if c.keys[scope] == key
+            and c.keys[Scope.TENANT] == tenant
+            and start < c.at <= end
+            and action_matches(c.action, actions)
         ]
 
-    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
+    def spend(self, scope: Scope, key: str, since: datetime, now: datetime, *, tenant: str | None) -> float:
         with self._lock:
             entries = list(self._spend)
-        return sum(e.usd for e in entries if e.scope is scope and e.key == key and since <= e.at <= now)
+        return sum(
+            e.usd for e in entries if e.scope is scope and e.key == key and e.tenant == tenant and since <= e.at <= now
+        )

@@ -57,24 +57,16 @@ class NoContext:
     def resolve(self, entity: str, key: Any) -> Any:
         return self._missing()
 
-    def count(self, actions: Sequence[str], scope: Scope, key: str, window_seconds: float, now: datetime) -> int:
+    def count(self, *args: Any, **kwargs: Any) -> int:
         return self._missing()
 
-    def total(
-        self,
-        actions: Sequence[str],
-        arg_path: Sequence[str],
-        scope: Scope,
-        key: str,
-        window_seconds: float,
-        now: datetime,
-    ) -> float:
+    def total(self, *args: Any, **kwargs: Any) -> float:
         return self._missing()
 
-    def last_call(self, actions: Sequence[str], scope: Scope, key: str, now: datetime) -> datetime | None:
+    def last_call(self, *args: Any, **kwargs: Any) -> datetime | None:
         return self._missing()
 
-    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
+    def spend(self, *args: Any, **kwargs: Any) -> float:
         return self._missing()
 
     def detect(self, detector: str, text: str) -> float:
@@ -428,7 +420,9 @@ def _check_limit(rule: CompiledRule, env: Env) -> tuple[str, RateLimit | None]:
     if key is None:
         return f"failed closed: the request has no {scope.value} id to count calls against", None
     try:
-        used = env.context.count(rule.patterns, scope, key, spec.window.seconds, env.request.context.time)
+        used = env.context.count(
+            rule.patterns, scope, key, spec.window.seconds, env.request.context.time, tenant=env.request.context.tenant
+        )
     except Exception as error:
         return f"failed closed: call history is unavailable: {error}", None
     if used >= spec.count:
@@ -438,6 +432,7 @@ def _check_limit(rule: CompiledRule, env: Env) -> tuple[str, RateLimit | None]:
         actions=rule.patterns,
         scope=scope.value,
         key=key,
+        tenant=env.request.context.tenant,
         window_seconds=spec.window.seconds,
         limit=spec.count,
     )

@@ -135,14 +135,15 @@ class RateLimit(_Frozen):
 
     The engine has already checked ``count < limit`` through the :class:`DecisionContext`, which is not atomic
     across processes. Before executing, the gateway must atomically count calls to ``actions`` (glob patterns) in
-    the last ``window_seconds`` for ``scope``/``key`` and reserve one slot if fewer than ``limit`` exist;
-    otherwise it treats the decision as deny.
+    the last ``window_seconds`` for ``scope``/``key`` of ``tenant`` and reserve one slot if fewer than ``limit``
+    exist; otherwise it treats the decision as deny.
     """
 
     rule_id: str
     actions: tuple[str, ...]
     scope: str
     key: str
+    tenant: str | None = None
     window_seconds: float
     limit: int
 

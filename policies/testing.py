@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from agentcore.policies.context import InMemoryContext, Scope
+from agentcore.policies.context import InMemoryContext, Scope, scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.errors import PolicyRequestError
 from agentcore.policies.located import located
@@ -133,9 +133,12 @@ def context_for(tests: TestFile, case: Case) -> InMemoryContext:
     for call in case.history:
         at = case.time - timedelta(minutes=call.minutes_ago)
         context.record(case.request(call.action, call.args, session=call.session or case.session, time=at))
+    request = case.request()
     for spent in case.spend:
-        key = case.request().principal.id if spent.scope is Scope.USER else case.session or ""
-        context.add_spend(spent.scope, key, spent.usd, case.time - timedelta(minutes=spent.minutes_ago))
+        at = case.time - timedelta(minutes=spent.minutes_ago)
+        context.add_spend(
+            spent.scope, scope_key(request, spent.scope) or "", spent.usd, at, tenant=request.context.tenant
+        )
     return context
 
 

@@ -510,7 +510,7 @@ def zone(name: str | None, span: ast.Span | None) -> ZoneInfo:
     """The IANA time zone ``name`` (UTC when None), or a compile error naming it."""
     try:
         return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones ("Europe")
         raise ValueCompileError(f"unknown time zone {name!r}", span, 'use an IANA name like "Europe/Madrid"') from None
 
 
@@ -549,11 +549,12 @@ def _calendar(node: ast.Calendar, cond: CondCompiler) -> Getter:
     return calendar
 
 
-def history_key(env: Env, scope: Scope) -> str:
+def history_key(env: Env, scope: Scope) -> tuple[str, str | None]:
+    """The request's key for ``scope`` and its tenant: whose history a stateful condition reads."""
     key = scope_key(env.request, scope)
     if key is None:
         raise Unevaluable(f"the request has no {scope.value} id, so per-{scope.value} history cannot be read")
-    return key
+    return key, env.request.context.tenant
 
 
 def patterns(targets: ast.Targets) -> tuple[str, ...]:
@@ -572,8 +573,10 @@ def _sum(node: ast.Sum) -> Getter:
     what = f"the sum of {'.'.join(arg)}"
 
     def total(env: Env) -> float:
-        key, now = history_key(env, scope), env.request.context.time
-        return number(_ask(what, lambda: env.context.total(actions, arg, scope, key, seconds, now)), what)
+        (key, tenant), now = history_key(env, scope), env.request.context.time
+        return number(
+            _ask(what, lambda: env.context.total(actions, arg, scope, key, seconds, now, tenant=tenant)), what
+        )
 
     return total
 
@@ -582,9 +585,12 @@ def _count(node: ast.Count) -> Getter:
     actions, scope, seconds = patterns(node.actions), Scope(node.scope), node.window.seconds
 
     def count(env: Env) -> int:
-        key, now = history_key(env, scope), env.request.context.time
+        (key, tenant), now = history_key(env, scope), env.request.context.time
         return int(
-            number(_ask("the call count", lambda: env.context.count(actions, scope, key, seconds, now)), "count")
+            number(
+                _ask("the call count", lambda: env.context.count(actions, scope, key, seconds, now, tenant=tenant)),
+                "count",
+            )
         )
 
     return count
@@ -594,12 +600,14 @@ def _spend(node: ast.Spend) -> Getter:
     scope, seconds = Scope(node.scope), node.window.seconds if node.window else None
 
     def spend(env: Env) -> float:
-        key, now = history_key(env, scope), env.request.context.time
+        (key, tenant), now = history_key(env, scope), env.request.context.time
         if seconds is None:
             since = datetime.combine(now.astimezone(UTC).date(), time(0), tzinfo=UTC)
         else:
             since = now - timedelta(seconds=seconds)
-        return number(_ask("accelerator spend", lambda: env.context.spend(scope, key, since, now)), "spend")
+        return number(
+            _ask("accelerator spend", lambda: env.context.spend(scope, key, since, now, tenant=tenant)), "spend"
+        )
 
     return spend
 

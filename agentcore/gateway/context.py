@@ -19,16 +19,20 @@ from agentcore.gateway.state import StateStore, StateView
 from agentcore.policies.context import CallHistoryContext, Scope, action_matches
 from agentcore.policies.values import Unevaluable
 
-SpendSource = Callable[[Scope, str, datetime, datetime], float]
+SpendSource = Callable[[Scope, str, str | None, datetime, datetime], float]  # scope, key, tenant, since, now
 
 
 def ledger_spend(ledger: Any) -> SpendSource:
-    """Budget rules read an :class:`agentcore.accel.ledger.Ledger`: USD of a user/agent/tenant in ``[since, now]``."""
+    """Budget rules read an :class:`agentcore.accel.ledger.Ledger`: USD of a user/agent/tenant in ``[since, now]``.
 
-    def spend(scope: Scope, key: str, since: datetime, now: datetime) -> float:
+    A request with a tenant counts its tenant's receipts only; one without counts the key's receipts in every
+    tenant (the ledger cannot select "no tenant"), which can only overstate spend."""
+
+    def spend(scope: Scope, key: str, tenant: str | None, since: datetime, now: datetime) -> float:
         if scope is Scope.SESSION:
             raise LookupError("the accelerator ledger keeps spend per user, agent and tenant, not per session")
-        return float(ledger.spend(**{scope.value: key}, window=now - since, now=now).usd)
+        owner = {"tenant": tenant, scope.value: key}  # the tenant scope's key is the tenant itself
+        return float(ledger.spend(**owner, window=now - since, now=now).usd)
 
     return spend
 
@@ -92,15 +96,15 @@ class GatewayContext(CallHistoryContext):
         self._resolvers.shutdown(wait=False, cancel_futures=True)
 
     def _window(
-        self, actions: Sequence[str], scope: Scope, key: str, start: float, end: float
+        self, actions: Sequence[str], scope: Scope, key: str, tenant: str | None, start: float, end: float
     ) -> list[tuple[float, Mapping[str, Any]]]:
         return [
             (c.ts, c.args)
-            for c in self._history.calls(scope, key, start)
+            for c in self._history.calls(scope, key, start, tenant=tenant)
             if c.ts <= end and action_matches(c.tool, actions)
         ]
 
-    def spend(self, scope: Scope, key: str, since: datetime, now: datetime) -> float:
+    def spend(self, scope: Scope, key: str, since: datetime, now: datetime, *, tenant: str | None) -> float:
         if self.spend_source is None:
             raise LookupError("no accelerator ledger is connected to this gateway; set gateway.context.spend_source")
-        return float(self.spend_source(scope, key, since, now))
+        return float(self.spend_source(scope, key, tenant, since, now))

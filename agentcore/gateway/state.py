@@ -65,8 +65,8 @@ class StateView(abc.ABC):
     now: float  # epoch seconds by the store's clock, fixed for the section
 
     @abc.abstractmethod
-    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
-        """Calls of ``key`` after ``since``, oldest first, reservations of running calls included."""
+    def calls(self, scope: Scope, key: str, since: float, *, tenant: str | None) -> list[CallRecord]:
+        """Calls of ``key`` in ``tenant`` after ``since``, oldest first, reservations of running calls included."""
 
     @abc.abstractmethod
     def reserve(self, call: CallRecord) -> None:
@@ -82,8 +82,10 @@ class StateStore(abc.ABC):
     """History of calls per user/agent/session/tenant, read outside or inside an atomic section."""
 
     @abc.abstractmethod
-    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
-        """Reserved calls of ``key`` (a user id, agent id, ...) after ``since`` (epoch seconds), oldest first."""
+    def calls(self, scope: Scope, key: str, since: float, *, tenant: str | None) -> list[CallRecord]:
+        """Reserved calls of ``key`` (a user id, agent id, ...) in ``tenant`` (``None``: calls without one) after
+        ``since`` (epoch seconds), oldest first. Ids are unique within a tenant only, so the tenant is always part
+        of whose calls these are."""
 
     @abc.abstractmethod
     def atomic(self, keys: StateKeys) -> contextlib.AbstractContextManager[StateView]:
@@ -152,8 +154,14 @@ class SqlStateStore(StateStore):
         q = db.sql
         columns = 'call_id, ts, tool, "user", agent, session, tenant, args'
         self._insert = q(f"INSERT INTO gateway_calls ({columns}) VALUES (?,?,?,?,?,?,?,?)")
+        # Null-safe equality on the tenant; on SQLite the unary + keeps its planner on the scope's (column, ts)
+        # index, which without statistics it would trade for the tenant's (every call of the tenant).
+        same_tenant = "+tenant IS ?" if db.backend == "sqlite" else "tenant IS NOT DISTINCT FROM ?"
         self._select = {
-            scope: q(f'SELECT {columns} FROM gateway_calls WHERE "{scope.value}" = ? AND ts > ? ORDER BY ts')
+            scope: q(
+                f'SELECT {columns} FROM gateway_calls WHERE "{scope.value}" = ? AND {same_tenant} AND ts > ? '
+                "ORDER BY ts"
+            )
             for scope in Scope
         }
         self._latest = {scope: q(f'SELECT MAX(ts) FROM gateway_calls WHERE "{scope.value}" = ?') for scope in Scope}
@@ -164,12 +172,12 @@ class SqlStateStore(StateStore):
             else "SELECT extract(epoch from clock_timestamp())::float8"
         )
 
-    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
+    def calls(self, scope: Scope, key: str, since: float, *, tenant: str | None) -> list[CallRecord]:
         with self.db.read() as cur:
-            return self._rows(cur, scope, key, since)
+            return self._rows(cur, scope, key, tenant, since)
 
-    def _rows(self, cur: Any, scope: Scope, key: str, since: float) -> list[CallRecord]:
-        cur.execute(self._select[scope], (key, since))
+    def _rows(self, cur: Any, scope: Scope, key: str, tenant: str | None, since: float) -> list[CallRecord]:
+        cur.execute(self._select[scope], (key, tenant, since))
         return [_record_of(row) for row in cur.fetchall()]
 
     @contextlib.contextmanager
@@ -196,8 +204,8 @@ class _SqlView(StateView):
     def __init__(self, store: SqlStateStore, cur: Any, now: float) -> None:
         self.store, self.cur, self.now = store, cur, now
 
-    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
-        return self.store._rows(self.cur, scope, key, since)
+    def calls(self, scope: Scope, key: str, since: float, *, tenant: str | None) -> list[CallRecord]:
+        return self.store._rows(self.cur, scope, key, tenant, since)
 
     def transaction(self, db: Database) -> Any | None:
         return self.cur if db is self.store.db else None
@@ -262,9 +270,9 @@ class RedisStateStore(StateStore):
     def _key(self, scope: Scope, key: str) -> str:
         return f"{self.prefix}:calls:{scope.value}:{key}"
 
-    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
+    def calls(self, scope: Scope, key: str, since: float, *, tenant: str | None) -> list[CallRecord]:
         members = self.client.zrangebyscore(self._key(scope, key), f"({since}", "+inf")
-        return [CallRecord.model_validate_json(m) for m in members]
+        return [call for m in members if (call := CallRecord.model_validate_json(m)).tenant == tenant]
 
     @contextlib.contextmanager
     def atomic(self, keys: StateKeys) -> Iterator[StateView]:
@@ -311,8 +319,8 @@ class _RedisView(StateView):
         self.store, self.now = store, now
         self.reserved: list[CallRecord] = []
 
-    def calls(self, scope: Scope, key: str, since: float) -> list[CallRecord]:
-        return self.store.calls(scope, key, since)
+    def calls(self, scope: Scope, key: str, since: float, *, tenant: str | None) -> list[CallRecord]:
+        return self.store.calls(scope, key, since, tenant=tenant)
 
     def reserve(self, call: CallRecord) -> None:
         self.reserved.append(call)

@@ -131,9 +131,11 @@ def test_forget_leaves_no_history_record_in_memory(tmp_path: Path) -> None:
     gw.tool(lambda amount: amount, name="refund", schema={"type": "object"})
     for _ in range(3):
         gw.call("refund", {"amount": 600}, principal="ann")
-    cached = gw.store.calls(Scope.USER, "ann", 0)  # the records stateful rules read: built once per row
-    assert len(cached) == 3 and all(r is s for r, s in zip(cached, gw.store.calls(Scope.USER, "ann", 0), strict=True))
+    cached = gw.store.calls(Scope.USER, "ann", 0, tenant=None)  # the records stateful rules read: built once per row
+    assert len(cached) == 3 and all(
+        r is s for r, s in zip(cached, gw.store.calls(Scope.USER, "ann", 0, tenant=None), strict=True)
+    )
     gw.forget("ann")
-    assert gw.store.calls(Scope.USER, "ann", 0) == []
+    assert gw.store.calls(Scope.USER, "ann", 0, tenant=None) == []
     assert _cached_record.cache_info().currsize == 0  # built once per row for speed; erasure drops every copy
     gw.close()

@@ -291,6 +291,9 @@ def test_budget_rules_read_the_accel_ledger(tmp_path: Path) -> None:
     with pytest.raises(ToolDenied, match="spend"):
         gw.call("t.echo", {"text": "hi"}, principal="alice")
     assert gw.call("t.echo", {"text": "hi"}, principal="bob") == "hi"
+    with pytest.raises(ToolDenied, match="spend"):
+        gw.call("t.echo", {"text": "hi"}, principal="alice", tenant="acme")
+    assert gw.call("t.echo", {"text": "hi"}, principal="alice", tenant="globex") == "hi"  # acme's alice spent it
     without = Gateway(tmp_path / "budget.policy", database=database)  # no ledger: budget rules fail closed
     without.tool(_echo, name="t.echo")
     with pytest.raises(ToolDenied, match="ledger"):

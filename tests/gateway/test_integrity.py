@@ -60,6 +60,37 @@ def _lifecycle(gw: Gateway) -> list[tuple[str, str | None, str | None]]:
     return [(r["kind"], r["effect"], r["outcome"]) for r in _records(gw)]
 
 
+TENANTS = """policy "tenants"
+allow lookup, refund, export.
+limit refund to 2 calls per hour per user.
+deny export unless after lookup for the same user within 1 hour.
+deny refund when sum of amount over refund in the last 24 hours per user plus amount exceeds 1000.
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_user_id_in_two_tenants_is_two_users(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Ids are often unique within a tenant only: acme's bob spending his caps, or looking a customer up, does
+    nothing for globex's bob or for a bob without a tenant (it once did: one history per id)."""
+    gw = _gateway(tmp_path, backend, request, policy=TENANTS)
+    for name in ("lookup", "refund", "export"):
+        gw.tool(lambda **args: "ok", name=name, schema={"type": "object"})
+    gw.call("lookup", {}, principal="bob", tenant="acme")
+    assert gw.call("export", {}, principal="bob", tenant="acme") == "ok"
+    for tenant in ("globex", None):
+        with pytest.raises(ToolDenied):
+            gw.call("export", {}, principal="bob", tenant=tenant)  # acme's bob looked the customer up
+    gw.call("refund", {"amount": 900}, principal="bob", tenant="acme")
+    with pytest.raises(ToolDenied, match="deny refund when sum"):
+        gw.call("refund", {"amount": 200}, principal="bob", tenant="acme")
+    for tenant in ("globex", None):  # each bob has his own sum and his own limit
+        gw.call("refund", {"amount": 900}, principal="bob", tenant=tenant)
+        gw.call("refund", {"amount": 50}, principal="bob", tenant=tenant)
+        with pytest.raises(ToolDenied, match="limit reached"):
+            gw.call("refund", {"amount": 10}, principal="bob", tenant=tenant)
+    gw.close()
+
+
 # ---- finding 4: check and reserve are one atomic step -------------------------------------------------------
 @pytest.fixture(params=BACKENDS)
 def refunds(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Gateway, list[float]]]:

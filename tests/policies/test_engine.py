@@ -26,6 +26,7 @@ def req(
     agent: str = "bot",
     at: datetime = NOON,
     session: str | None = "s1",
+    tenant: str | None = "acme",
     **claims: object,
 ) -> Request:
     return Request(
@@ -33,7 +34,7 @@ def req(
         agent=AgentInfo(id=agent),
         action=action,
         args=args or {},
-        context=RequestContext(time=at, session_id=session, tenant="acme"),
+        context=RequestContext(time=at, session_id=session, tenant=tenant),
     )
 
 
@@ -172,15 +173,43 @@ def test_time_windows_in_time_zones_and_spend() -> None:
     )
     assert engine.decide(req("x", agent="night-bot", at=monday_noon - timedelta(days=2)), ctx).effect is Effect.DENY
     assert engine.decide(req("x", agent="day-bot", at=monday_noon - timedelta(days=2)), ctx).effect is Effect.ALLOW
-    ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(hours=1))
-    ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(days=1))  # yesterday
+    ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(hours=1), tenant="acme")
+    ctx.add_spend(Scope.USER, "u1", 4.0, monday_noon - timedelta(days=1), tenant="acme")  # yesterday
     assert engine.decide(req("x", at=monday_noon), ctx).effect is Effect.ALLOW
-    ctx.add_spend(Scope.USER, "u1", 1.5, monday_noon - timedelta(minutes=5))
+    ctx.add_spend(Scope.USER, "u1", 1.5, monday_noon - timedelta(minutes=5), tenant="acme")
     assert engine.decide(req("x", at=monday_noon), ctx).effect is Effect.DENY
-    with pytest.raises(PolicyCheckError, match="unknown time zone"):
-        PolicyEngine.from_text('deny x outside 09:00-17:00 in "Mars/Olympus".')
+    for name in ("Mars/Olympus", "Europe", "zone.tab"):  # a folder or a data file of the zone database is no zone
+        with pytest.raises(PolicyCheckError, match="unknown time zone"):
+            PolicyEngine.from_text(f'deny x outside 09:00-17:00 in "{name}".')
     with pytest.raises(PolicyCheckError, match="invalid regular expression"):
         PolicyEngine.from_text('deny x when a matches "(".')
+
+
+def test_one_user_id_in_two_tenants_has_two_histories_and_two_budgets() -> None:
+    """Ids are often unique within a tenant only: globex's u1 neither uses up acme's u1's limit, sum and budget
+    nor satisfies an ``after`` for him (nor for a u1 without a tenant)."""
+    policy = (
+        "allow pay, refund, crm.lookup, crm.export.\n"
+        "limit pay to 2 calls per hour per user.\n"
+        "deny crm.export unless after crm.lookup for the same user within 1 hour.\n"
+        "deny refund when sum of amount over refund in the last 24 hours per user plus amount exceeds 100.\n"
+        "deny crm.lookup when accelerator spend of user today exceeds 5.00 USD."
+    )
+    engine, ctx = PolicyEngine.from_text(policy), InMemoryContext()
+    for minutes in (10, 20):
+        ctx.record(req("pay", at=NOON - timedelta(minutes=minutes), tenant="globex"))
+    ctx.record(req("crm.lookup", at=NOON - timedelta(minutes=5), tenant="globex"))
+    ctx.record(req("refund", {"amount": 90}, at=NOON - timedelta(hours=1), tenant="globex"))
+    ctx.add_spend(Scope.USER, "u1", 9.0, NOON - timedelta(hours=1), tenant="globex")
+
+    def effects(tenant: str | None) -> list[Effect]:
+        calls = [("pay", {}), ("crm.export", {}), ("refund", {"amount": 20}), ("crm.lookup", {})]
+        return [engine.decide(req(tool, args, tenant=tenant), ctx).effect for tool, args in calls]
+
+    assert effects("globex") == [Effect.DENY, Effect.ALLOW, Effect.DENY, Effect.DENY]  # globex's u1's own history
+    assert effects("acme") == [Effect.ALLOW, Effect.DENY, Effect.ALLOW, Effect.ALLOW]
+    assert effects(None) == [Effect.ALLOW, Effect.DENY, Effect.ALLOW, Effect.ALLOW]
+    assert engine.decide(req("pay", tenant="globex", user="u2"), ctx).effect is Effect.ALLOW  # per user still
 
 
 def test_obligations_and_monitor_mode() -> None:

@@ -96,3 +96,25 @@ def test_the_documented_facts_example_runs(tmp_path: Path) -> None:
     (tmp_path / "doc.tests.toml").write_text(example.split("```")[0])
     (result,) = run_tests(PolicyEngine.from_text(POLICY, "t.policy"), [tmp_path / "doc.tests.toml"])
     assert result.passed, result.message
+
+
+def test_past_spend_belongs_to_the_scope_it_names(tmp_path: Path) -> None:
+    """``spend = [{ scope = "agent", ... }]`` is the case's agent's spend (it was filed under the session id)."""
+    (tmp_path / "s.tests.toml").write_text(
+        '[[case]]\nname = "agent over budget"\naction = "crm.lookup"\nexpect = "deny"\n'
+        'spend = [{ scope = "agent", usd = 6.0 }]\n'
+        '[[case]]\nname = "tenant over budget"\naction = "crm.lookup"\nexpect = "deny"\n'
+        'spend = [{ scope = "tenant", usd = 6.0 }]\n'
+        '[[case]]\nname = "another scope\'s spend"\naction = "crm.lookup"\nexpect = "allow"\n'
+        'spend = [{ scope = "user", usd = 6.0 }]\n'
+    )
+    policy = (
+        "allow any tool.\ndeny any tool when accelerator spend of agent today exceeds 5.00 USD.\n"
+        "deny any tool when accelerator spend of tenant today exceeds 5.00 USD."
+    )
+    results = run_tests(PolicyEngine.from_text(policy, "s.policy"), [tmp_path / "s.tests.toml"])
+    assert [(r.name, r.passed) for r in results] == [
+        ("agent over budget", True),
+        ("tenant over budget", True),
+        ("another scope's spend", True),
+    ]
