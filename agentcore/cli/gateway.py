@@ -156,12 +156,14 @@ def _when(ts: float | None) -> str:
 def approvals_list(
     database: str | None = DATABASE,
     status: str = typer.Option("pending", help="pending, approved, rejected, expired, executed, failed, or all."),
+    tenant: str | None = typer.Option(None, "--tenant", help="Only this tenant's requests (default: every tenant's)."),
     as_json: bool = json_flag(),
 ) -> None:
     """List approval requests."""
-    from agentcore.gateway.approvals import ApprovalStore
+    from agentcore.gateway.approvals import ANY_TENANT, ApprovalStore
 
-    rows = ApprovalStore(_db(database)).list(None if status == "all" else status)
+    tenants = ANY_TENANT if tenant is None else tenant
+    rows = ApprovalStore(_db(database)).list(None if status == "all" else status, tenant=tenants)
     if as_json:
         for row in rows:
             typer.echo(row.model_dump_json())
@@ -171,8 +173,9 @@ def approvals_list(
     for a in rows:
         signed = {s.role: s.by for s in a.signoffs}
         roles = ", ".join(f"{r} (by {signed[r]})" if r in signed else r for r in a.approver_roles) or "none named"
+        requester = a.requester if a.tenant is None else f"{a.requester} (tenant {a.tenant})"
         console.print(
-            f"{a.id}  {a.status}  {a.tool}  requested by {a.requester}  approvers: {roles}  "
+            f"{a.id}  {a.status}  {a.tool}  requested by {requester}  approvers: {roles}  "
             f"created {_when(a.created)}  expires {_when(a.expires)}  args {canonical.dumps(a.args)}",
             highlight=False,
             soft_wrap=True,
@@ -181,17 +184,19 @@ def approvals_list(
 
 
 def _decide(
-    approval_id: str, database: str | None, key_file: Path | None, by: str, roles: list[str], note: str | None,
-    approve: bool,
+    approval_id: str, database: str | None, key_file: Path | None, by: str, roles: list[str], tenant: str | None,
+    note: str | None, approve: bool,
 ) -> None:  # fmt: skip
-    """Decide as ``by``; the decision goes into the audit chain, keyed like the gateway's (``--key-file``)."""
+    """Decide as ``by`` of ``tenant``; the decision goes into the audit chain, keyed like the gateway's
+    (``--key-file``)."""
     from agentcore.gateway.approvals import ApprovalStore
     from agentcore.policies.model import Principal
 
     log = _audit_log(database, key_file)
     store = ApprovalStore(log.db, log)
     try:
-        approval = store.decide(approval_id, by=Principal(id=by, roles=frozenset(roles)), approve=approve, note=note)
+        approver = Principal(id=by, roles=frozenset(roles))
+        approval = store.decide(approval_id, by=approver, tenant=tenant, approve=approve, note=note)
     except AgentCoreError as error:
         fail(error, 1)
     if approval.status == "pending":
@@ -206,24 +211,28 @@ def _decide(
 BY = typer.Option(..., "--by", help="Your principal id (must differ from the requester).")
 ROLE = typer.Option([], "--role", help="A role you hold (repeatable); one must be an approver role.")
 NOTE = typer.Option(None, "--note", help="Why (kept in the audit).")
+TENANT = typer.Option(
+    None, "--tenant", help="Your tenant (approvers of a request's tenant decide it; omit for a request without one)."
+)
 
 
 @approvals_app.command("approve")
 def approvals_approve(
-    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE,
-    key_file: Path | None = KEY_FILE,
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE,
+    tenant: str | None = TENANT, note: str | None = NOTE, key_file: Path | None = KEY_FILE,
 ) -> None:  # fmt: skip
-    """Sign off a pending request (exit 1 if not permitted: wrong role, own request, already signed, not pending)."""
-    _decide(approval_id, database, key_file, by, role, note, approve=True)
+    """Sign off a pending request (exit 1 if not permitted: other tenant, wrong role, own request, already signed,
+    not pending)."""
+    _decide(approval_id, database, key_file, by, role, tenant, note, approve=True)
 
 
 @approvals_app.command("reject")
 def approvals_reject(
-    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE, note: str | None = NOTE,
-    key_file: Path | None = KEY_FILE,
+    approval_id: str, database: str | None = DATABASE, by: str = BY, role: list[str] = ROLE,
+    tenant: str | None = TENANT, note: str | None = NOTE, key_file: Path | None = KEY_FILE,
 ) -> None:  # fmt: skip
     """Reject a pending request."""
-    _decide(approval_id, database, key_file, by, role, note, approve=False)
+    _decide(approval_id, database, key_file, by, role, tenant, note, approve=False)
 
 
 @app.command("status")

@@ -132,14 +132,14 @@ class Console:
     # ---- approvals --------------------------------------------------------------------------------------------
     def inbox(self, request: Request) -> Response:
         approver = self.signed_in(request)
-        pending = approvals.rows(self.store, self.audit, "pending")
-        history = approvals.rows(self.store, self.audit, "history")
+        pending = approvals.rows(self.store, self.audit, "pending", approver.tenant)
+        history = approvals.rows(self.store, self.audit, "history", approver.tenant)
         return self.page(request, "approvals.html", approver, pending=pending, history=history)
 
     def approval(self, request: Request) -> Response:
         approver = self.signed_in(request)
         try:
-            row = approvals.one(self.store, self.audit, request.path_params["approval_id"])
+            row = approvals.one(self.store, self.audit, request.path_params["approval_id"], approver.tenant)
         except AgentCoreError as error:
             return self.page(request, "error.html", approver, 404, message=str(error))
         return self.page(request, "approval.html", approver, row=row, message=request.query_params.get("message"))
@@ -152,10 +152,14 @@ class Console:
         note = form.get("note") or None
         try:
             decided = await run_in_threadpool(
-                self.store.decide, approval_id, by=approver.principal, approve=verb == "approve", note=note
-            )
+                self.store.decide, approval_id, by=approver.principal, tenant=approver.tenant,
+                approve=verb == "approve", note=note,
+            )  # fmt: skip
         except AgentCoreError as error:
-            row = await run_in_threadpool(approvals.one, self.store, self.audit, approval_id)
+            try:
+                row = await run_in_threadpool(approvals.one, self.store, self.audit, approval_id, approver.tenant)
+            except AgentCoreError:  # no request of this approver's tenant: nothing of it is shown
+                return self.page(request, "error.html", approver, 409, message=str(error))
             return self.page(request, "approval.html", approver, 409, row=row, error=str(error))
         log.info("console: %s %sd %s", approver.principal.id, verb, approval_id)
         if decided.status == "pending":

@@ -26,10 +26,11 @@ LOGIN_COOKIE = "agentcore_console_login"
 
 @dataclass(frozen=True)
 class Approver:
-    """Who is signed in (as the gateway would see them) and the CSRF token of their forms."""
+    """Who is signed in (as the gateway would see them: id, roles and tenant) and the CSRF token of their forms."""
 
     principal: Principal
     csrf: str
+    tenant: str | None
 
 
 class Authenticator:
@@ -39,8 +40,8 @@ class Authenticator:
 
     def sign_in(self, token: str) -> Approver:
         """The approver a pasted token names; AuthError says what is wrong with it."""
-        principal, _, _ = self.verifier.verify(f"Bearer {token.strip()}")
-        return Approver(principal, self._csrf(token.strip()))
+        principal, _, tenant = self.verifier.verify(f"Bearer {token.strip()}")
+        return Approver(principal, self._csrf(token.strip()), tenant)
 
     def approver(self, request: Request) -> Approver | None:
         token = request.cookies.get(SESSION_COOKIE)

@@ -105,11 +105,12 @@ class AgentSession:
         return outcome
 
     def approve(self, outcome: ToolOutcome, approver: Principal, note: str) -> ToolOutcome:
-        """Grant a pending approval through the gateway's approvals API; the call then runs exactly once."""
+        """Grant a pending approval through the gateway's approvals API as an approver of this session's tenant;
+        the call then runs exactly once."""
         if outcome.approval_id is None:
             raise ValueError(f"the call to {outcome.tool} is not waiting for an approval")
         try:
-            result = self.gateway.approvals.approve(outcome.approval_id, by=approver, note=note)
+            result = self.gateway.approvals.approve(outcome.approval_id, by=approver, tenant=self.tenant, note=note)
             done = ToolOutcome(tool=outcome.tool, arguments=outcome.arguments, status="approved", result=result,
                                approval_id=outcome.approval_id, message=f"approved by {approver.id}")  # fmt: skip
         except GatewayError as exc:

@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.approvals import ANY_TENANT, Approval, ApprovalStore, TenantFilter
 from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
 from agentcore.gateway.identity import PrincipalLike, as_principal
 
@@ -28,20 +28,31 @@ class Approvals:
         self.gateway = gateway
         self.store = ApprovalStore(gateway.db, gateway.audit, gateway.mode)
 
-    def list(self, status: str | None = "pending") -> list[Approval]:
-        return self.store.list(status)
+    def list(self, status: str | None = "pending", *, tenant: TenantFilter = ANY_TENANT) -> list[Approval]:
+        return self.store.list(status, tenant=tenant)
 
-    def get(self, approval_id: str) -> Approval:
-        return self.store.get(approval_id)
+    def get(self, approval_id: str, *, tenant: TenantFilter = ANY_TENANT) -> Approval:
+        return self.store.get(approval_id, tenant=tenant)
 
-    def approve(self, approval_id: str, *, by: PrincipalLike, note: str | None = None, execute: bool = True) -> Any:
-        """Sign off as ``by``; once every approver role has signed off and with ``execute`` (default), run the
-        call now and return its (redacted) result. Otherwise return the :class:`Approval` as it stands."""
-        approval = self.store.decide(approval_id, by=as_principal(by), approve=True, note=note)
+    def approve(
+        self,
+        approval_id: str,
+        *,
+        by: PrincipalLike,
+        tenant: str | None = None,
+        note: str | None = None,
+        execute: bool = True,
+    ) -> Any:
+        """Sign off as ``by`` of ``tenant`` (the request's tenant; None for a request made without one); once
+        every approver role has signed off and with ``execute`` (default), run the call now and return its
+        (redacted) result. Otherwise return the :class:`Approval` as it stands."""
+        approval = self.store.decide(approval_id, by=as_principal(by), tenant=tenant, approve=True, note=note)
         return self.execute(approval_id) if execute and approval.status == "approved" else approval
 
-    def reject(self, approval_id: str, *, by: PrincipalLike, note: str | None = None) -> Approval:
-        return self.store.decide(approval_id, by=as_principal(by), approve=False, note=note)
+    def reject(
+        self, approval_id: str, *, by: PrincipalLike, tenant: str | None = None, note: str | None = None
+    ) -> Approval:
+        return self.store.decide(approval_id, by=as_principal(by), tenant=tenant, approve=False, note=note)
 
     def execute(self, approval_id: str) -> Any:
         """Run an approved call once; a later call returns the stored result instead of executing again."""

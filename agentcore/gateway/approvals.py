@@ -6,16 +6,19 @@ cannot execute a call twice: exactly one claim of an approved, unexpired request
 
 Who decides: a request lists one approver role per requirement (one per role the matching rules name). Each
 role needs a sign-off by a principal holding it, every sign-off by a different principal, never the requester;
-the request is approved once every role has signed off. A holder of any of the roles may reject it alone.
+the request is approved once every role has signed off. A holder of any of the roles may reject it alone. Ids
+are unique within a tenant only, so an approver is an id *in a tenant*: only an approver of the requester's
+tenant decides (no tenant for a request made without one), and the requester is the same id in that tenant.
 Every sign-off and rejection is audited with the approver's identity.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import time
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import Field, SQLModel
@@ -26,11 +29,21 @@ from agentcore.gateway.audit_keys import load_chain_keys
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ApprovalError
 from agentcore.policies.model import Principal
+from agentcore.policies.text import canonical_text
 
 _COLS = (
     "id", "created", "expires", "status", "tool", "args", "principal", "agent", "session", "tenant",
     "approver_roles", "rules", "decided_by", "decided_at", "note", "result",
 )  # fmt: skip
+
+
+class _Tenants(enum.Enum):
+    ANY = "any"
+
+
+ANY_TENANT = _Tenants.ANY
+"""The default of a tenant filter: every tenant's requests (``None`` selects those made without a tenant)."""
+TenantFilter = str | None | Literal[_Tenants.ANY]
 
 
 class ApprovalRow(SQLModel, table=True):
@@ -189,9 +202,12 @@ class ApprovalStore:
             cur.execute(self._insert, tuple(row[c] for c in _COLS))
         return _approval(row)
 
-    def get(self, approval_id: str) -> Approval:
+    def get(self, approval_id: str, *, tenant: TenantFilter = ANY_TENANT) -> Approval:
+        """The request; with ``tenant``, only a request of that tenant (another's reads as no such request)."""
         with self.db.read() as cur:
             approval = self._load(cur, approval_id)
+        if tenant is not ANY_TENANT and approval.tenant != _canonical(tenant):
+            raise _unknown(approval_id)
         if approval.status in ("pending", "approved") and approval.expires <= time.time():
             self._transition(approval_id, approval.status, "expired")
             return approval.model_copy(update={"status": "expired"})
@@ -201,20 +217,27 @@ class ApprovalStore:
         cur.execute(self._get, (approval_id,))
         found = cur.fetchone()
         if found is None:
-            raise ApprovalError(
-                f"no approval request {approval_id!r}; list them with `agentcore gateway approvals list`"
-            )
+            raise _unknown(approval_id)
         cur.execute(self._signoffs, (approval_id,))
         signoffs = [Signoff(role=r, by=b, at=at, note=n) for r, b, at, n in cur.fetchall()]
         return _approval(dict(zip(_COLS, found, strict=True))).model_copy(update={"signoffs": signoffs})
 
-    def list(self, status: str | None = "pending") -> list[Approval]:
-        query = f"SELECT {', '.join(_COLS)} FROM gateway_approvals"
-        params: tuple[Any, ...] = ()
+    def list(self, status: str | None = "pending", *, tenant: TenantFilter = ANY_TENANT) -> list[Approval]:
+        """Requests in ``status`` (None: any), oldest first; with ``tenant``, only that tenant's (an approver UI of
+        a multi-tenant app shows its approvers their own tenant's requests)."""
+        where: list[str] = []
+        params: list[Any] = []
         if status is not None:
-            query, params = query + " WHERE status = ?", (status,)
+            where.append("status = ?")
+            params.append(status)
+        if tenant is None:
+            where.append("tenant IS NULL")
+        elif tenant is not ANY_TENANT:
+            where.append("tenant = ?")
+            params.append(canonical_text(tenant))
+        query = f"SELECT {', '.join(_COLS)} FROM gateway_approvals" + (" WHERE " + " AND ".join(where) if where else "")
         with self.db.read() as cur:
-            cur.execute(self.db.sql(query + " ORDER BY created"), params)
+            cur.execute(self.db.sql(query + " ORDER BY created"), tuple(params))
             rows = cur.fetchall()
         return [self.get(str(r[0])) for r in rows]
 
@@ -225,14 +248,17 @@ class ApprovalStore:
             count, oldest = cur.fetchone()
         return int(count), None if oldest is None else float(oldest)
 
-    def decide(self, approval_id: str, *, by: Principal, approve: bool, note: str | None = None) -> Approval:
-        """Sign off one approver role of a pending request (approved once every role has), or reject it.
+    def decide(
+        self, approval_id: str, *, by: Principal, tenant: str | None = None, approve: bool, note: str | None = None
+    ) -> Approval:
+        """Sign off one approver role of a pending request (approved once every role has), or reject it, as ``by``
+        of ``tenant`` (the approver's; it must be the request's).
 
-        Raise ApprovalError naming what is wrong. The decision and its audit record (who, as which role) commit
-        together: no sign-off without its record.
+        Raise ApprovalError naming what is wrong. The decision and its audit record (who, as which role, in which
+        tenant) commit together: no sign-off without its record.
         """
-        approval = self.get(approval_id)
-        role = _role_for(approval, by, approve)
+        approval, tenant = self.get(approval_id), _canonical(tenant)
+        role = _role_for(approval, by, tenant, approve)
         missing = [r for r in approval.missing_roles if r != role] if approve else approval.missing_roles
         settled = not approve or not missing
         now = time.time()
@@ -253,7 +279,7 @@ class ApprovalStore:
             principal=approval.requester,
             agent=str(approval.agent.get("id")),
             session=approval.session,
-            tenant=approval.tenant,
+            tenant=tenant,  # the approver's, which is the request's (checked above)
             effect="approved" if approve else "rejected",
             outcome=None if settled else "awaiting " + ", ".join(missing),
             mode=self.mode,
@@ -279,12 +305,17 @@ class ApprovalStore:
             return bool(cur.rowcount == 1)
 
 
-def _role_for(approval: Approval, by: Principal, approve: bool) -> str:
-    """The approver role ``by`` decides ``approval`` as; ApprovalError says why they may not."""
+def _role_for(approval: Approval, by: Principal, tenant: str | None, approve: bool) -> str:
+    """The approver role ``by`` of ``tenant`` decides ``approval`` as; ApprovalError says why they may not.
+
+    The tenant is checked first, so an approver of another tenant learns nothing of the request (not its status).
+    """
     aid = approval.id
+    if tenant != approval.tenant:
+        raise ApprovalError(_other_tenant(aid, tenant, approval.tenant is None))
     if approval.status != "pending":
         raise ApprovalError(f"approval {aid} is {approval.status}, not pending; nothing to decide")
-    if by.id == approval.requester:
+    if (by.id, tenant) == (approval.requester, approval.tenant):
         raise ApprovalError(f"{by.id!r} requested this call and cannot decide its own approval {aid}")
     if not approval.approver_roles:
         raise ApprovalError(f"approval {aid} names no approver role, so no one may decide it")
@@ -301,6 +332,27 @@ def _role_for(approval: Approval, by: Principal, approve: bool) -> str:
             f"{by.id!r} lacks the approver role for {aid}: needs one of {', '.join(sorted(open_roles))}"
         )
     return role
+
+
+def _other_tenant(approval_id: str, tenant: str | None, untenanted: bool) -> str:
+    """Why an approver of ``tenant`` may not decide a request of another tenant (whose name is not shown)."""
+    if tenant is None:
+        return (
+            f"approval {approval_id} was requested in a tenant: only an approver of that tenant may decide it; "
+            "pass the approver's tenant (tenant=..., --tenant)"
+        )
+    if untenanted:
+        return f"approval {approval_id} was requested without a tenant: only an approver without one may decide it"
+    return f"approval {approval_id} is not a request of tenant {tenant!r}: only an approver of its tenant may decide it"
+
+
+def _canonical(tenant: str | None) -> str | None:
+    """The tenant as requests store it (canonical text, as the approver's id is): one spelling of each tenant."""
+    return None if tenant is None else canonical_text(tenant)
+
+
+def _unknown(approval_id: str) -> ApprovalError:
+    return ApprovalError(f"no approval request {approval_id!r}; list them with `agentcore gateway approvals list`")
 
 
 def _approval(row: dict[str, Any]) -> Approval:

@@ -74,8 +74,13 @@ def approval_request(gw: Gateway, approval_id: str, resume: str) -> dict[str, An
         "tool": approval.tool,
         "args": approval.args,
         "approver_roles": approval.approver_roles,
-        "message": f"Approve with gw.approvals.approve({approval.id!r}, by=...), then {resume}.",
+        "message": f"Approve with {approve_call(approval.id, approval.tenant)}, then {resume}.",
     }
+
+
+def approve_call(approval_id: str, tenant: str | None) -> str:
+    """The sign-off a human makes, with the request's tenant: only an approver of that tenant may decide it."""
+    return f"gw.approvals.approve({approval_id!r}, by=...{'' if tenant is None else f', tenant={tenant!r}'})"
 
 
 def governed(gw: Gateway, tool: str, args: Any, caller: Caller, pending: PendingApprovals) -> Outcome:

@@ -21,7 +21,7 @@ from agentcore.gateway.adapters.calls import Caller, ToolSpec, failure
 from agentcore.gateway.errors import ApprovalRequired
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
-from agentcore.integrations.approvals import PendingApprovals, agoverned, governed_tools
+from agentcore.integrations.approvals import PendingApprovals, agoverned, approve_call, governed_tools
 
 CONFIRMATION = "adk_request_confirmation"  # the function call ADK emits for a tool confirmation
 
@@ -78,7 +78,7 @@ class GatewayAdkTool(BaseTool):
             outcome = await agoverned(self._gw, self._spec.tool, args, self._caller, self._pending)
         except ApprovalRequired as error:
             tool_context.request_confirmation(
-                hint=f"Approve with gw.approvals.approve({error.approval_id!r}, by=...), then resume the run.",
+                hint=f"Approve with {approve_call(error.approval_id, self._caller.tenant)}, then resume the run.",
                 payload={"approval_id": error.approval_id, "tool": self._spec.tool},
             )
             tool_context.actions.skip_summarization = True

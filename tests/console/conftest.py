@@ -53,8 +53,10 @@ min_pass_rate = 0.5
 """
 
 
-def token(sub: str, roles: list[str], ttl_s: int = 600) -> str:
-    return jwt.encode({"sub": sub, "roles": roles, "exp": int(time.time()) + ttl_s}, SECRET, algorithm="HS256")
+def token(sub: str, roles: list[str], ttl_s: int = 600, tenant: str | None = None) -> str:
+    claims = {"sub": sub, "roles": roles, "exp": int(time.time()) + ttl_s}
+    claims |= {} if tenant is None else {"tenant": tenant}
+    return jwt.encode(claims, SECRET, algorithm="HS256")
 
 
 @dataclass
@@ -115,6 +117,7 @@ audit_key_file = "audit.key"
 algorithms = ["HS256"]
 secret_env = "{SECRET_ENV}"
 roles_claim = "roles"
+tenant_claim = "tenant"
 """,
         encoding="utf-8",
     )

@@ -15,9 +15,10 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from agentcore import ApprovalRequired
 from agentcore.console import create_app
 
-from .conftest import World, token
+from .conftest import SUPPORT, World, token
 
 
 @pytest.fixture
@@ -26,12 +27,13 @@ def client(world: World) -> Iterator[TestClient]:
         yield test_client
 
 
-def _sign_in(client: TestClient, sub: str, roles: list[str]) -> str:
+def _sign_in(client: TestClient, sub: str, roles: list[str], tenant: str | None = None) -> str:
     """Sign in through the form; returns the CSRF token of the signed-in pages."""
     page = client.get("/login")
     login_csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
     assert login_csrf is not None
-    done = client.post("/login", data={"csrf": login_csrf.group(1), "token": token(sub, roles), "next": "/approvals"})
+    signed = token(sub, roles, tenant=tenant)
+    done = client.post("/login", data={"csrf": login_csrf.group(1), "token": signed, "next": "/approvals"})
     assert done.status_code == 200 and f'id="who">{sub}<' in done.text
     found = re.search(r'name="csrf" value="([^"]+)"', done.text)
     assert found is not None
@@ -91,6 +93,25 @@ def test_approval_roles_are_checked_as_the_api_checks_them(client: TestClient, w
     assert 'id="status" class="effect-executed">executed' in page and "refunded" in page
     history = client.get("/approvals").text
     assert "ok by phone" in history and "mona" in history
+
+
+def test_an_approver_sees_and_decides_only_their_tenants_requests(client: TestClient, world: World) -> None:
+    with pytest.raises(ApprovalRequired) as info:
+        world.gateway.call("refunds.issue", {"order_id": "o-88", "amount": 900}, principal=SUPPORT, tenant="acme")
+    aid = info.value.approval_id
+    for tenant in ("globex", None):  # another tenant's manager, and one whose token names no tenant
+        csrf = _sign_in(client, "mona", ["manager"], tenant)
+        assert aid not in client.get("/approvals").text and client.get(f"/approvals/{aid}").status_code == 404
+        for verb in ("approve", "reject"):
+            refused = client.post(f"/approvals/{aid}/{verb}", data={"csrf": csrf})
+            assert refused.status_code == 409 and "only an approver of" in refused.text
+            assert "o-88" not in refused.text and "acme" not in refused.text
+    assert world.gateway.approvals.get(aid).status == "pending" and world.runs.get("refunds.issue") is None
+    csrf = _sign_in(client, "mona", ["manager"], "acme")
+    assert aid in client.get("/approvals").text and 'id="tenant">acme<' in client.get("/approvals").text
+    done = client.post(f"/approvals/{aid}/approve", data={"csrf": csrf})
+    assert done.status_code == 200 and "approved" in done.text
+    assert world.gateway.approvals.execute(aid) == {"order_id": "o-88", "refunded": 900.0}
 
 
 def _wait(condition: Any, timeout: float = 20) -> bool:

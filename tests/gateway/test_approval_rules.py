@@ -205,3 +205,90 @@ def test_concurrent_retries_of_an_approved_call_run_it_once(wires: Wires) -> Non
 
     results = asyncio.run(main())
     assert sent == [args] and results.count("sent 5000 to acme") >= 1
+
+
+def _request_in(gw: Gateway, tenant: str | None, principal: dict[str, Any] = TREASURER) -> str:
+    with pytest.raises(ApprovalRequired) as info:
+        gw.call("wire.send", BIG, principal=principal, tenant=tenant)
+    return info.value.approval_id
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_only_an_approver_of_the_requesters_tenant_decides(
+    wires: Wires, tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
+    database = str(tmp_path / "gw.db") if store == "sqlite" else request.getfixturevalue("pg_url")
+    gw, sent = wires(database=database)
+    aid = _request_in(gw, "acme")
+    gw.approvals.approve(aid, by=SUPERVISOR, tenant="acme")
+    for decide in (gw.approvals.approve, gw.approvals.reject):
+        with pytest.raises(ApprovalError, match="not a request of tenant 'globex'") as refused:
+            decide(aid, by=CFO, tenant="globex")
+        assert "acme" not in str(refused.value)  # nothing of the other tenant's request is shown
+        with pytest.raises(ApprovalError, match=r"requested in a tenant.*pass the approver's tenant"):
+            decide(aid, by=CFO)  # an approver without a tenant, as every approver was before
+    stored = gw.approvals.get(aid)
+    assert (stored.status, stored.missing_roles, sent) == ("pending", ["cfo"], [])
+    assert [(r["detail"]["by"], r["tenant"]) for r in _records(gw, "approval")] == [("sam", "acme")]  # refusals aren't
+    assert [a.id for a in gw.approvals.list(tenant="acme")] == [aid] == [a.id for a in gw.approvals.list()]
+    assert gw.approvals.list(tenant="globex") == [] and gw.approvals.list(tenant=None) == []
+    with pytest.raises(ApprovalError, match="no approval request"):
+        gw.approvals.get(aid, tenant="globex")
+    assert gw.approvals.approve(aid, by=CFO, tenant="acme") == "sent 50000 to acme" and sent == [BIG]
+    records = _records(gw, "approval")
+    assert [(r["detail"]["by"], r["tenant"], r["outcome"]) for r in records] == [
+        ("sam", "acme", "awaiting cfo"), ("cleo", "acme", None),
+    ]  # fmt: skip
+
+
+def test_the_same_id_in_two_tenants_is_two_principals(wires: Wires) -> None:
+    """Ids are unique within a tenant only: acme's bob is the requester, globex's bob is of another tenant; neither
+    decides. A request made without a tenant is decided by an approver without one, as before."""
+    gw, sent = wires()
+    bob = {"id": "bob", "roles": ["treasury", "supervisor", "cfo"]}
+    aid = _request_in(gw, "acme", bob)
+    with pytest.raises(ApprovalError, match="'bob' requested this call and cannot decide its own"):
+        gw.approvals.approve(aid, by=bob, tenant="acme")
+    with pytest.raises(ApprovalError, match="not a request of tenant 'globex'"):
+        gw.approvals.approve(aid, by=bob, tenant="globex")
+    untenanted = _request_in(gw, None)
+    with pytest.raises(ApprovalError, match="requested without a tenant: only an approver without one"):
+        gw.approvals.approve(untenanted, by=SUPERVISOR, tenant="acme")
+    assert sent == [] and _records(gw, "approval") == []
+    assert {a.id: a.status for a in gw.approvals.list(tenant=None)} == {untenanted: "pending"}
+    gw.approvals.approve(untenanted, by=SUPERVISOR)
+    assert gw.approvals.approve(untenanted, by=CFO) == "sent 50000 to acme"
+    assert gw.approvals.reject(aid, by=CFO, tenant="acme").status == "rejected"  # another of acme's approvers may
+
+
+def test_the_cli_decides_and_lists_as_an_approver_of_a_tenant(wires: Wires) -> None:
+    gw, sent = wires()
+    aid = _request_in(gw, "acme")
+    database = gw.db.url.removeprefix("sqlite:///")
+    approve = ["gateway", "approvals", "approve", aid, "-d", database, "--by", "sam", "--role", "supervisor"]
+    for extra, reason in (([], "requested in a tenant"), (["--tenant", "globex"], "not a request of tenant 'globex'")):
+        refused = CliRunner().invoke(app, [*approve, *extra])
+        assert refused.exit_code == 1 and reason in refused.output, refused.output
+    listing = ["gateway", "approvals", "list", "-d", database]
+    assert "no pending approval requests" in CliRunner().invoke(app, [*listing, "--tenant", "globex"]).output
+    assert f"{aid}  pending  wire.send  requested by tess (tenant acme)" in CliRunner().invoke(app, listing).output
+    signed = CliRunner().invoke(app, [*approve, "--tenant", "acme"])
+    assert signed.exit_code == 0 and "still needs role cfo" in signed.output, signed.output
+    rejected = CliRunner().invoke(app, ["gateway", "approvals", "reject", aid, "-d", database, "--by", "cleo",
+                                        "--role", "cfo", "--tenant", "acme"])  # fmt: skip
+    assert rejected.exit_code == 0 and "rejected by cleo" in rejected.output, rejected.output
+    assert sent == [] and [(r["effect"], r["tenant"]) for r in _records(gw, "approval")] == [
+        ("approved", "acme"), ("rejected", "acme"),
+    ]  # fmt: skip
+
+
+def test_the_approvers_tenant_is_compared_in_the_canonical_form_requests_store(wires: Wires) -> None:
+    """A request's tenant is stored canonical (NFKC, invisible characters removed), and so is the approver's
+    compared (as their id is): the spelling the caller used names the same tenant for its approvers."""
+    gw, sent = wires()
+    aid = _request_in(gw, "ａｃｍｅ")  # fullwidth: the tenant acme
+    assert gw.approvals.get(aid).tenant == "acme" and [a.id for a in gw.approvals.list(tenant="ａｃｍｅ")] == [aid]
+    with pytest.raises(ApprovalError, match="not a request of tenant 'acme-eu'"):
+        gw.approvals.approve(aid, by=SUPERVISOR, tenant="acme-eu")
+    gw.approvals.approve(aid, by=SUPERVISOR, tenant="ａｃｍｅ")
+    assert gw.approvals.approve(aid, by=CFO, tenant="acme\u200b") == "sent 50000 to acme" and sent == [BIG]

@@ -293,7 +293,7 @@ def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_pr
             meta = {APPROVAL_META: approval_id} if approval_id else None
             return await client.call_tool("crm__delete_customer", {"customer_id": "vip8"}, meta=meta)
 
-    root = _token("root", ["admin"])
+    root = _token("root", ["admin"], org="acme")  # a caller of tenant acme: its approvers are acme's
     pending = asyncio.run(call(root))
     approval_id = _text(pending).split("(")[1].split(")")[0]
     assert APPROVAL_META in _text(pending)
@@ -301,9 +301,13 @@ def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_pr
     assert still.is_error and approval_id in _text(still)  # pending: named, not run
     database = str(tmp_path / "gw.db")
     approve = ["gateway", "approvals", "approve", approval_id, "-d", database, "--by", "mona", "--role", "manager"]
-    assert CliRunner().invoke(app, approve).exit_code == 0
-    stolen = asyncio.run(call(_token("eve", ["admin"]), approval_id))
-    assert stolen.is_error and "not a request of yours" in _text(stolen)
+    for other in ([], ["--tenant", "globex"]):  # no tenant, another tenant: refused, still pending
+        assert CliRunner().invoke(app, [*approve, *other]).exit_code == 1
+    assert _text(asyncio.run(call(root, approval_id))) == _text(still)
+    assert CliRunner().invoke(app, [*approve, "--tenant", "acme"]).exit_code == 0
+    for thief in (_token("eve", ["admin"], org="acme"), _token("root", ["admin"], org="globex")):
+        stolen = asyncio.run(call(thief, approval_id))  # another principal, and the same id in another tenant
+        assert stolen.is_error and "not a request of yours" in _text(stolen)
     assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"
     assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"  # the stored result; it ran once
     ran = [r for r in AuditLog(Database(database)).rows() if r["kind"] == "execution"]

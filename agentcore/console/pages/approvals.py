@@ -1,7 +1,8 @@
 """Approvals inbox: pending requests with their rules and age, sign-off or rejection, decided history.
 
-Deciding goes through :meth:`ApprovalStore.decide`, the same check of roles (a different principal per approver
-role, never the requester) and the same audit record as the CLI and the Python API. The console has no tools:
+Deciding goes through :meth:`ApprovalStore.decide`, the same check of tenant and roles (an approver of the
+requester's tenant, a different principal per approver role, never the requester) and the same audit record as the
+CLI and the Python API. An approver sees only the requests of their own tenant. The console has no tools:
 an approved call runs in the gateway, exactly once (its ``claim``), when its caller waits or retries.
 """
 
@@ -12,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.approvals import Approval, ApprovalStore, TenantFilter
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.redaction import DETECTORS, Redaction
 
@@ -42,14 +43,17 @@ def requested_rules(audit: AuditLog) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def rows(store: ApprovalStore, audit: AuditLog, status: str | None) -> list[Row]:
+def rows(store: ApprovalStore, audit: AuditLog, status: str | None, tenant: TenantFilter) -> list[Row]:
     rules, now = requested_rules(audit), time.time()
-    listed = store.list(status) if status != "history" else [a for a in store.list(None) if a.status in HISTORY]
+    if status == "history":
+        listed = [a for a in store.list(None, tenant=tenant) if a.status in HISTORY]
+    else:
+        listed = store.list(status, tenant=tenant)
     return [_row(a, rules, now) for a in sorted(listed, key=lambda a: a.created, reverse=status == "history")]
 
 
-def one(store: ApprovalStore, audit: AuditLog, approval_id: str) -> Row:
-    return _row(store.get(approval_id), requested_rules(audit), time.time())
+def one(store: ApprovalStore, audit: AuditLog, approval_id: str, tenant: TenantFilter) -> Row:
+    return _row(store.get(approval_id, tenant=tenant), requested_rules(audit), time.time())
 
 
 def _row(approval: Approval, rules: dict[str, list[dict[str, Any]]], now: float) -> Row:

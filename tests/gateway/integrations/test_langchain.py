@@ -33,11 +33,13 @@ def scripted(*calls: tuple[str, dict[str, Any]]) -> GenericFakeChatModel:
     return GenericFakeChatModel(messages=iter([ask, AIMessage("done")]))
 
 
-def graph(gw: Gateway, model: GenericFakeChatModel, saver: InMemorySaver | None = None) -> Any:
+def graph(
+    gw: Gateway, model: GenericFakeChatModel, saver: InMemorySaver | None = None, tenant: str | None = None
+) -> Any:
     """An existing agent graph; the only agentcore line is ``langchain_tools(...)``."""
     builder = StateGraph(MessagesState)
     builder.add_node("model", lambda state: {"messages": [model.invoke(state["messages"])]})
-    builder.add_node("tools", ToolNode(langchain_tools(gw, principal=SUPPORT, session="s1")))
+    builder.add_node("tools", ToolNode(langchain_tools(gw, principal=SUPPORT, session="s1", tenant=tenant)))
     builder.add_edge(START, "model")
     builder.add_conditional_edges("model", tools_condition)
     builder.add_edge("tools", "model")
@@ -63,14 +65,19 @@ def test_allow_deny_and_invalid_arguments_come_back_as_tool_messages(make_gatewa
     assert effects == ["None", "allow", "deny", "deny"]  # the allowed call's outcome record has no effect
 
 
-def test_approval_interrupts_the_graph_and_resumes_with_one_execution(make_gateway: Factory) -> None:
+@pytest.mark.parametrize("tenant", [None, "acme"])
+def test_approval_interrupts_the_graph_and_resumes_with_one_execution(
+    make_gateway: Factory, tenant: str | None
+) -> None:
     gw, runs = make_gateway()
-    agent = graph(gw, scripted(("refunds_issue", {"order_id": "o1", "amount": 900})))
+    agent = graph(gw, scripted(("refunds_issue", {"order_id": "o1", "amount": 900})), tenant=tenant)
     paused = agent.invoke({"messages": [HumanMessage("refund 900")]}, CONFIG)
     (request,) = paused["__interrupt__"]
     approval_id = request.value["approval_id"]
     assert request.value["approver_roles"] == ["manager"] and runs == {}
-    gw.approvals.approve(approval_id, by=MANAGER)
+    shown = f"gw.approvals.approve({approval_id!r}, by=...{'' if tenant is None else ', tenant=' + repr(tenant)})"
+    assert shown in request.value["message"]  # a request of a tenant is decided by that tenant's approvers
+    gw.approvals.approve(approval_id, by=MANAGER, tenant=tenant)
     (result,) = tool_messages(agent.invoke(Command(resume=approval_id), CONFIG))
     assert json.loads(result.content) == {"order_id": "o1", "refunded": 900}
     assert runs == {"refunds.issue": 1}
