@@ -81,12 +81,14 @@ def items(value: Any, key: str) -> list[Any]:
 
 
 def parse_arguments(raw: Any) -> Any:
-    """OpenAI sends arguments as a JSON string; malformed JSON is passed on so the gateway rejects and audits it."""
+    """OpenAI sends arguments as a JSON string; text that does not parse is passed on so the gateway rejects and
+    audits it. That includes JSON too deep for the parser's recursion or with an integer past Python's digit
+    limit: the model writes this text, and one hostile call must not raise out of the turn's other calls."""
     if not isinstance(raw, str):
         return raw
     try:
         return json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return raw
 
 
