@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 from agentcore import Gateway
 from agentcore.gateway.adapters import anthropic_tools, openai_tools, run_anthropic_tool_uses, run_openai_tool_calls
@@ -97,3 +98,21 @@ def test_hostile_argument_texts_are_audited_refusals_and_the_turn_goes_on(make_g
     assert runs == {"refunds.issue": 1}
     decisions = [row["effect"] for row in gw.audit.rows() if row["kind"] == "decision"]
     assert decisions == ["deny"] * 5 + ["allow", "deny"]  # every call, refused ones too, is in the audit
+
+
+def test_a_result_json_cannot_hold_still_answers_its_call_and_the_turn_goes_on(make_gateway: Factory) -> None:
+    gw, _ = make_gateway(policy='policy "odd" version 1 owner "t"\n\nallow odd.result.\n')
+    circular: list[Any] = []
+    circular.append(circular)
+    results = {"tuple_key": {(1, 2): "x"}, "a_set": {"ids": {7}}, "circular": circular}
+    ran: list[str] = []
+
+    @gw.tool(name="odd.result")
+    def odd(kind: str) -> Any:
+        ran.append(kind)
+        return results[kind]
+
+    calls = [{"id": k, "function": {"name": "odd_result", "arguments": json.dumps({"kind": k})}} for k in results]
+    replies = [r["content"] for r in run_openai_tool_calls(gw, calls, principal="bob")]  # json.dumps raised here
+    assert replies[:2] == ['{"1,2": "x"}', '{"ids": [7]}']
+    assert replies[2].startswith("Error: the tool ran, but its result cannot be shown") and ran == list(results)
