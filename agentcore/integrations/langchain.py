@@ -3,7 +3,8 @@
 Every call goes through the gateway. A denial, invalid arguments or a tool failure is a ``ToolMessage`` with
 ``status="error"`` the model reads. A call that needs approval raises LangGraph's ``interrupt`` with the approval
 request; after ``gw.approvals.approve(...)``, resuming the graph (``Command(resume=approval_id)``) returns the
-approved call's result, executed exactly once. Outside a LangGraph run the model reads that the approval is pending.
+approved call's result, executed exactly once; the other calls of the interrupted node are not made again (see
+``_TaskMemory``). Outside a LangGraph run the model reads that the approval is pending.
 """
 
 from __future__ import annotations
