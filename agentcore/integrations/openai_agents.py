@@ -41,14 +41,16 @@ def resume_state(result: RunResult) -> RunState[Any]:
     """The run's state with every interruption whose gateway approval is decided approved in the SDK.
 
     The gateway's decision is what counts: a rejected call is let through to the tool, which reports the rejection
-    to the model. Interruptions still pending stay pending (the resumed run stops on them again).
+    to the model. Interruptions still pending stay pending (the resumed run stops on them again). One with no
+    gateway approval (the SDK interrupts by itself on arguments it cannot parse, such as malformed JSON) is let
+    through too: the tool's call goes to the gateway, which refuses (and audits) them, and the run goes on.
     """
     state = result.to_state()
     for item in result.interruptions:
         tool = next((t for t in result.last_agent.tools if t.name == item.tool_name), None)
         if isinstance(tool, GatewayFunctionTool):
             approval_id = tool.pending.get(str(getattr(item.raw_item, "call_id", "")))
-            if approval_id and tool.gateway.approvals.get(approval_id).status in DECIDED:
+            if approval_id is None or tool.gateway.approvals.get(approval_id).status in DECIDED:
                 state.approve(item)
     return state
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 from agentcore import Gateway
 from agentcore.gateway.adapters import anthropic_tools, openai_tools, run_anthropic_tool_uses, run_openai_tool_calls
@@ -74,3 +75,44 @@ def test_anthropic_tool_use(make_gateway: Factory) -> None:
     assert second["is_error"] is True and "denied by policy" in second["content"]
     assert third["is_error"] is True and "unknown tool" in third["content"]
     assert runs == {"orders.cancel": 1}
+
+
+def test_hostile_argument_texts_are_audited_refusals_and_the_turn_goes_on(make_gateway: Factory) -> None:
+    gw, runs = make_gateway()
+    refund = '{{"order_id": "o", "amount": {}}}'
+    texts = {
+        "deep": "[" * 100_000 + "]" * 100_000,  # past json's recursion limit: RecursionError, not JSONDecodeError
+        "digits": refund.format("9" * 5000),  # past Python's int digit limit: ValueError, not JSONDecodeError
+        "nan": refund.format("NaN"),
+        "overflow": refund.format("1e400"),
+        "list": "[]",
+        "first_wins": '{"order_id": "o", "amount": 99999, "amount": 1}',  # duplicate keys: the last one counts...
+        "last_wins": '{"order_id": "o", "amount": 1, "amount": 99999}',
+    }
+    calls = [{"id": i, "function": {"name": "refunds_issue", "arguments": a}} for i, a in texts.items()]
+    replies = {r["tool_call_id"]: r["content"] for r in run_openai_tool_calls(gw, calls, principal=SUPPORT)}
+    for call_id in ("deep", "digits", "nan", "overflow", "list"):
+        assert replies[call_id].startswith("Error: invalid arguments for 'refunds.issue'"), call_id
+    assert json.loads(replies["first_wins"]) == {"order_id": "o", "refunded": 1}  # ...for the policy and the tool
+    assert "denied by policy" in replies["last_wins"]
+    assert runs == {"refunds.issue": 1}
+    decisions = [row["effect"] for row in gw.audit.rows() if row["kind"] == "decision"]
+    assert decisions == ["deny"] * 5 + ["allow", "deny"]  # every call, refused ones too, is in the audit
+
+
+def test_a_result_json_cannot_hold_still_answers_its_call_and_the_turn_goes_on(make_gateway: Factory) -> None:
+    gw, _ = make_gateway(policy='policy "odd" version 1 owner "t"\n\nallow odd.result.\n')
+    circular: list[Any] = []
+    circular.append(circular)
+    results = {"tuple_key": {(1, 2): "x"}, "a_set": {"ids": {7}}, "circular": circular}
+    ran: list[str] = []
+
+    @gw.tool(name="odd.result")
+    def odd(kind: str) -> Any:
+        ran.append(kind)
+        return results[kind]
+
+    calls = [{"id": k, "function": {"name": "odd_result", "arguments": json.dumps({"kind": k})}} for k in results]
+    replies = [r["content"] for r in run_openai_tool_calls(gw, calls, principal="bob")]  # json.dumps raised here
+    assert replies[:2] == ['{"1,2": "x"}', '{"ids": [7]}']
+    assert replies[2].startswith("Error: the tool ran, but its result cannot be shown") and ran == list(results)

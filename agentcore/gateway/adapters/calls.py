@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import ApprovalMode, Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
@@ -81,12 +83,14 @@ def items(value: Any, key: str) -> list[Any]:
 
 
 def parse_arguments(raw: Any) -> Any:
-    """OpenAI sends arguments as a JSON string; malformed JSON is passed on so the gateway rejects and audits it."""
+    """OpenAI sends arguments as a JSON string; text that does not parse is passed on so the gateway rejects and
+    audits it. That includes JSON too deep for the parser's recursion or with an integer past Python's digit
+    limit: the model writes this text, and one hostile call must not raise out of the turn's other calls."""
     if not isinstance(raw, str):
         return raw
     try:
         return json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return raw
 
 
@@ -125,7 +129,17 @@ async def arun_calls(gw: Gateway, calls: Sequence[ToolCall], caller: Caller) -> 
 
 
 def success(result: Any) -> Outcome:
-    return Outcome(result if isinstance(result, str) else json.dumps(result, default=str), False)
+    """A result as the model reads it: text as it is, anything else as JSON, what JSON cannot hold (a tuple key,
+    a set, an object) as redaction sees it. It never raises: the tool has run, and the turn's other results and
+    calls must not be lost to it (a caller would retry the turn, and the calls that ran would run again)."""
+    if isinstance(result, str):
+        return Outcome(result, False)
+    try:
+        return Outcome(json.dumps(to_jsonable_python(result, fallback=str)), False)
+    except (ValueError, RecursionError):  # a circular or too deeply nested result
+        return Outcome(
+            "Error: the tool ran, but its result cannot be shown (circular or too deep). Do not retry.", True
+        )
 
 
 def failure(error: GatewayError) -> Outcome:

@@ -126,3 +126,35 @@ def test_resume_with_the_approval_id_survives_a_restart(make_gateway: Factory) -
     assert json.loads(result.content) == {"order_id": "o1", "refunded": 900}  # the decided call's result
     assert runs == {"refunds.issue": 1}
     assert sorted(a.status for a in gw.approvals.list(None)) == ["executed", "pending"]  # the re-run's, unused
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke", "ainvoke in two loops"])
+def test_resuming_runs_the_other_calls_of_the_message_no_second_time(make_gateway: Factory, mode: str) -> None:
+    gw, runs = make_gateway()
+    refund = "refunds_issue"
+    calls = [("crm_lookup", {"customer_id": "c1"}), (refund, {"order_id": "o1", "amount": 900}),
+             (refund, {"order_id": "o2", "amount": 100}), ("email_send", {"recipient": "eve@evil.test"})]  # fmt: skip
+    agent = graph(gw, scripted(*calls))
+
+    async def in_one_loop() -> Any:  # the first run's calls may still be in flight when the re-run makes them
+        paused = await agent.ainvoke({"messages": [HumanMessage("refunds")]}, CONFIG)
+        gw.approvals.approve(paused["__interrupt__"][0].value["approval_id"], by=MANAGER)
+        return await agent.ainvoke(Command(resume=True), CONFIG)
+
+    if mode == "ainvoke":
+        state = asyncio.run(in_one_loop())
+    else:  # in two loops the first one's end cancels the calls still in flight
+        run = agent.invoke if mode == "invoke" else lambda value, config: asyncio.run(agent.ainvoke(value, config))
+        paused = run({"messages": [HumanMessage("refunds")]}, CONFIG)
+        gw.approvals.approve(paused["__interrupt__"][0].value["approval_id"], by=MANAGER)
+        state = run(Command(resume=True), CONFIG)  # LangGraph runs the whole ToolNode again
+    results = tool_messages(state)
+    assert [m.tool_call_id for m in results] == ["call_0", "call_1", "call_2", "call_3"]
+    assert json.loads(results[1].content) == {"order_id": "o1", "refunded": 900}
+    assert results[3].status == "error" and "denied by policy" in results[3].content
+    if mode == "ainvoke in two loops" and results[2].status == "error":  # cancelled: the model reads it may have run
+        assert "it may have run. Do not retry it." in results[2].content and runs["refunds.issue"] <= 2
+    else:
+        assert json.loads(results[2].content) == {"order_id": "o2", "refunded": 100}
+        assert runs == {"crm.lookup": 1, "refunds.issue": 2}  # o2 was refunded once, not again on the re-run
+    assert runs["crm.lookup"] <= 1 and [row["effect"] for row in gw.audit.rows()].count("deny") == 1

@@ -66,3 +66,19 @@ def test_approval_interrupts_the_run_and_resumes_with_one_execution(
     else:
         assert "rejected by mona (too much)" in model.outputs[0] and runs == {}
     assert len(gw.approvals.list(None)) == 1  # no second approval was requested
+
+
+def test_arguments_the_sdk_cannot_parse_are_refused_by_the_gateway(
+    make_gateway: Factory, scripted_agents_model: Any
+) -> None:
+    gw, runs = make_gateway()
+    model = scripted_agents_model(("crm_lookup", "not an object"), ("notes_add", {"text": "hello"}))
+    agent = Agent(name="support", model=model, tools=agents_tools(gw, principal=SUPPORT))
+    paused = run(agent, "look up")  # the SDK interrupts by itself: its approval check cannot read the arguments
+    assert [i.tool_name for i in paused.interruptions] == ["crm_lookup"] and gw.approvals.list() == []
+    result = run(agent, resume_state(paused))
+    assert result.final_output == "done" and not result.interruptions
+    note, refused = sorted(model.outputs, key=lambda output: output.startswith("Error"))  # the note ran first
+    assert refused.startswith("Error: invalid arguments for 'crm.lookup'") and note == "hello"
+    assert runs == {"notes.add": 1}
+    assert [r["effect"] for r in gw.audit.rows() if r["tool"] == "crm.lookup"] == ["deny"]
