@@ -234,7 +234,7 @@ class ApprovalStore:
             where.append("tenant IS NULL")
         elif tenant is not ANY_TENANT:
             where.append("tenant = ?")
-            params.append(canonical_text(tenant))
+            params.append(_canonical(tenant))
         query = f"SELECT {', '.join(_COLS)} FROM gateway_approvals" + (" WHERE " + " AND ".join(where) if where else "")
         with self.db.read() as cur:
             cur.execute(self.db.sql(query + " ORDER BY created"), tuple(params))

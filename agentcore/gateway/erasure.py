@@ -2,7 +2,9 @@
 
 The subject's audit keys are deleted (their sealed records can no longer be read, and still verify), and so are
 their rows of call history, their rate-limit reservations (whose bucket names them) and their approval
-requests; approvals they decided lose the approver's name.
+requests (with every sign-off on them); approvals they decided lose the approver's name, their sign-offs on
+requests still pending are withdrawn (the role needs a sign-off again: one person never meets two roles under
+two names) and those on settled requests lose their name and note.
 SQLite deletes with ``secure_delete`` (freed bytes are zeroed) and the WAL is then checkpointed and truncated, so
 no copy of a deleted page stays behind in ``-wal``; PostgreSQL vacuums the tables so dead row versions go.
 """
@@ -15,13 +17,14 @@ import logging
 from pydantic import BaseModel
 from sqlalchemy import inspect, text
 
-from agentcore.gateway.approvals import ApprovalRow
+from agentcore.gateway.approvals import ApprovalRow, SignoffRow
 from agentcore.gateway.db import Database
 from agentcore.gateway.sealing import Sealer
 from agentcore.gateway.state import CallRow, forget_cached_history
 
 log = logging.getLogger(__name__)
-_TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_approvals")
+_TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_approvals", "gateway_approval_signoffs")
+ERASED = "(erased)"  # the approver of a settled sign-off whose approver was forgotten
 _LEGACY_RESERVATIONS = "gateway_reservations"  # rate-limit buckets of earlier gateways; their names hold user ids
 
 
@@ -31,6 +34,7 @@ class ForgetReport(BaseModel):
     subject_keys: int
     calls: int
     approvals: int
+    signoffs: int = 0
 
 
 def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> ForgetReport:
@@ -38,7 +42,7 @@ def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> 
     if not isinstance(subject, str) or not subject:
         raise ValueError("forget needs a non-empty subject id")
     sealer = sealer or Sealer(db)
-    db.create([CallRow, ApprovalRow])
+    db.create([CallRow, ApprovalRow, SignoffRow])
     legacy = inspect(db.engine).has_table(_LEGACY_RESERVATIONS)
     with db.write("gateway_audit") as cur:
         keys = sealer.forget(subject, cur)
@@ -48,15 +52,24 @@ def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> 
             cur.execute("SELECT DISTINCT bucket FROM gateway_reservations")
             named = [(b,) for (b,) in cur.fetchall() if f"|user|{subject}|" in b]  # rule|scope|key|window|limit
             cur.executemany(db.sql("DELETE FROM gateway_reservations WHERE bucket = ?"), named)
-        cur.execute("SELECT id, principal, decided_by FROM gateway_approvals")
+        cur.execute("SELECT id, principal, decided_by, status FROM gateway_approvals")
         rows = cur.fetchall()
         requested = [(r[0],) for r in rows if json.loads(r[1]).get("id") == subject]
         decided = [(r[0],) for r in rows if r[2] == subject]
+        pending = [(r[0], subject) for r in rows if r[3] == "pending"]
         cur.executemany(db.sql("DELETE FROM gateway_approvals WHERE id = ?"), requested)
+        cur.executemany(db.sql("DELETE FROM gateway_approval_signoffs WHERE approval_id = ?"), requested)
         cur.executemany(db.sql("UPDATE gateway_approvals SET decided_by = NULL, note = NULL WHERE id = ?"), decided)
+        cur.execute(db.sql("SELECT COUNT(*) FROM gateway_approval_signoffs WHERE approver = ?"), (subject,))
+        signoffs = int(cur.fetchone()[0])
+        cur.executemany(db.sql("DELETE FROM gateway_approval_signoffs WHERE approval_id = ? AND approver = ?"), pending)
+        cur.execute(
+            db.sql("UPDATE gateway_approval_signoffs SET approver = ?, note = NULL WHERE approver = ?"),
+            (ERASED, subject),
+        )
     forget_cached_history()
     _leave_no_copies(db)
-    report = ForgetReport(subject_keys=keys, calls=calls, approvals=len(requested))
+    report = ForgetReport(subject_keys=keys, calls=calls, approvals=len(requested), signoffs=signoffs)
     log.info("forgot audit subject: %s", report)
     return report
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentcore import Gateway, MemoryStore, forget
+from agentcore import ApprovalRequired, Gateway, MemoryStore, forget
 from agentcore.cli import app
 from agentcore.gateway.anchors import JsonlAnchorSink
 from agentcore.gateway.audit import AuditLog
@@ -139,3 +139,33 @@ def test_forget_leaves_no_history_record_in_memory(tmp_path: Path) -> None:
     assert gw.store.calls(Scope.USER, "ann", 0, tenant=None) == []
     assert _cached_record.cache_info().currsize == 0  # built once per row for speed; erasure drops every copy
     gw.close()
+
+
+def test_forget_an_approver_withdraws_their_pending_signoffs_and_unnames_the_rest(tmp_path: Path) -> None:
+    """A sign-off holds the approver's id and note: forgetting them leaves neither, and a request still pending
+    needs that role again (under a blanked name one person could meet two roles)."""
+    (tmp_path / "wires.policy").write_text(
+        'policy "wires"\nallow wire.send.\nrequire approval from role "supervisor" for wire.send when amount > 1000.\n'
+        'require approval from role "cfo" for wire.send when amount > 10000.\n'
+    )
+    database = tmp_path / "gw.db"
+    gw = Gateway(tmp_path / "wires.policy", database=str(database))
+    gw.tool(lambda to, amount: f"sent {amount}", name="wire.send", schema={"type": "object"})
+    sam = {"id": "sam", "roles": ["supervisor", "cfo"]}
+    big, small = ({"to": "x", "amount": amount} for amount in (50000, 5000))
+    ids = []
+    for args in (big, small):
+        with pytest.raises(ApprovalRequired) as info:
+            gw.call("wire.send", args, principal="tess")
+        ids.append(info.value.approval_id)
+    pending, settled = ids
+    gw.approvals.approve(pending, by=sam, note="sam-note-pending", execute=False)
+    assert gw.approvals.approve(settled, by=sam, note="sam-note-settled") == "sent 5000"
+    report = gw.forget("sam")
+    assert report.signoffs == 2
+    assert gw.approvals.get(pending).signoffs == [] and len(gw.approvals.get(pending).missing_roles) == 2
+    (signoff,) = gw.approvals.get(settled).signoffs
+    assert signoff.by == "(erased)" and signoff.note is None
+    gw.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("gw.db*"))
+    assert b"sam-note" not in raw
