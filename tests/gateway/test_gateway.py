@@ -90,6 +90,22 @@ def test_unknown_tool_and_bad_arguments_fail_before_anything_runs(make_gateway: 
     assert all(len(json.dumps(r)) < 5000 for r in records)  # the 1 MB string is not copied into the audit
 
 
+def test_a_tool_the_caller_could_never_call_keeps_its_schema_to_itself(make_gateway: Factory) -> None:
+    """Invalid arguments of a hidden tool are denied as valid ones are: "invalid arguments for 'vault.read': 'key'
+    is a required property" told a support user the admin tool's argument names."""
+    gw, runs = make_gateway()
+    for args in ({}, {"key": 5}, {"nope": 1}):
+        with pytest.raises(ToolDenied) as info:
+            gw.call("vault.read", args, principal=SUPPORT)
+        assert "key" not in str(info.value) and "key" not in info.value.agent_message
+    with pytest.raises(ToolDenied):
+        gw.call("vault.read", {"key": "k"}, principal=SUPPORT)  # the same answer with valid arguments
+    with pytest.raises(ToolArgumentError, match="key"):
+        gw.call("vault.read", {}, principal=ADMIN)  # one who may call it learns what it wants
+    assert runs == {}
+    assert [r["effect"] for r in _records(gw)] == ["deny"] * 5
+
+
 def test_unicode_look_alike_of_an_allowed_value_is_denied(make_gateway: Factory) -> None:
     gw, runs = make_gateway()
     assert gw.call("email.send", {"recipient": "bob@example.com"}, principal=SUPPORT) == "sent"
