@@ -293,7 +293,7 @@ def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_pr
             meta = {APPROVAL_META: approval_id} if approval_id else None
             return await client.call_tool("crm__delete_customer", {"customer_id": "vip8"}, meta=meta)
 
-    root = _token("root", ["admin"], org="acme")  # a caller of tenant acme: its approvers are acme's
+    root = _token("root", ["admin"], org="\uff41cme")  # tenant acme, spelt with a fullwidth a: its approvers are acme's
     pending = asyncio.run(call(root))
     approval_id = _text(pending).split("(")[1].split(")")[0]
     assert APPROVAL_META in _text(pending)

@@ -38,6 +38,7 @@ from agentcore.gateway.mcp.config import Identity, ProxyConfig
 from agentcore.gateway.mcp.upstream import NOT_A_TOOL, Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
+from agentcore.policies.text import canonical_text
 from agentcore.references import load_reference
 
 log = logging.getLogger(__name__)
@@ -217,9 +218,9 @@ class McpProxy:
         """The call of the approval named in ``_meta``, for its requester only: the approved arguments run once;
         after that the stored result comes back."""
         approval = await asyncio.to_thread(self.gateway.approvals.get, approval_id)
-        principal, agent, tenant = caller
+        principal, agent, tenant = caller  # the claim's tenant as written; requests store it canonical
         if (approval.tool, approval.requester, approval.agent.get("id"), approval.tenant) != (
-            name, principal.id, agent.id, tenant,
+            name, principal.id, agent.id, None if tenant is None else canonical_text(tenant),
         ):  # fmt: skip
             raise ApprovalError(f"approval {approval_id} is not a request of yours for this tool")
         if approval.status == "pending":
