@@ -171,7 +171,9 @@ def test_session_agent_and_tenant_are_canonical_too(make_gateway: Factory) -> No
     record = _records(gw)[-1]
     assert (record["agent"], record["session"], record["tenant"]) == ("bot", "s1", "acme")
     with pytest.raises(ToolDenied, match="limit"):
-        gw.call("notes.add", {"text": "hi"}, principal="b", session="ｓ1")
+        gw.call(
+            "notes.add", {"text": "hi"}, principal="b", session="ｓ1", tenant="acme\u200d"
+        )  # one session of one tenant
 
 
 def test_reject_refuses_an_identity_that_is_not_canonical(make_gateway: Factory) -> None:
