@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from agentcore.gateway.approvals import Approval, ApprovalStore
-from agentcore.gateway.cancellation import to_thread_settled
+from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
 from agentcore.gateway.identity import PrincipalLike, as_principal
 
@@ -69,7 +69,7 @@ class Approvals:
         except _RAN:
             raise
         except BaseException as exc:
-            await asyncio.to_thread(self.store.finish, approval_id, ok=False, result=_failure(exc))
+            await in_thread(functools.partial(self.store.finish, approval_id, ok=False, result=_failure(exc)))
             raise
 
     def _unclaimed(self, approval_id: str, claimed: bool) -> None:

@@ -38,7 +38,7 @@ from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, Joined, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
-from agentcore.gateway.cancellation import to_thread_settled
+from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode, encodable
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
@@ -705,7 +705,7 @@ class Gateway:
             with self._without_waiting() as now:
                 if now:
                     return self._complete(plan, result, error, started)
-        return await asyncio.to_thread(self._complete, plan, result, error, started)
+        return await in_thread(self._complete, plan, result, error, started)  # even if cancelled again
 
     @contextlib.contextmanager
     def _without_waiting(self) -> Iterator[bool]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from agentcore import ApprovalRequired, Gateway, ToolDenied
@@ -68,35 +70,63 @@ def _limited(
 
 
 async def _cancel_in_admission(
-    gw: Gateway, gate: Gate, side: concurrent.futures.Executor, started: Any, *, result_lost: bool
+    gw: Gateway,
+    gate: Gate,
+    side: concurrent.futures.Executor,
+    started: Any,
+    *,
+    result_lost: bool,
+    scoped: bool = False,
 ) -> None:
     """Cancel the task ``started()`` makes while its admission is deciding in a thread, or (``result_lost``) once
-    that thread has returned its plan and before the task could resume with it: the loop is held meanwhile."""
+    that thread has returned its plan and before the task could resume with it: the loop is held meanwhile.
+    ``scoped``: by cancelling an anyio cancel scope around the call, as the MCP server does, instead of the task."""
     loop = asyncio.get_running_loop()
     admission = concurrent.futures.ThreadPoolExecutor(1) if result_lost else None
     if admission is not None:  # the loop's own threads are this one worker now; asyncio.run still waits for it
         loop.set_default_executor(admission)
+    scope = anyio.CancelScope()
+
+    async def in_scope() -> None:
+        with scope:
+            await started()
+
     gate.armed.set()
-    task = asyncio.ensure_future(started())
+    task = asyncio.ensure_future(in_scope() if scoped else started())
     await loop.run_in_executor(side, gate.entered.wait)
+    hold = threading.Event()
     if admission is not None:
         gate.proceed.set()
         admission.submit(int).result()  # queued behind the admission: it has returned and its result is on its way
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    if scoped:
+        if admission is not None:  # the settlement queues behind this, and the scope cancels its await at once
+            admission.submit(hold.wait)
+        scope.cancel()
+        await task  # the scope takes its cancellation
+        assert scope.cancelled_caught
+        hold.set()
+    else:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
     gate.proceed.set()
     gate.armed.clear()
 
 
+@pytest.mark.parametrize("scoped", [False, True], ids=["task-cancel", "anyio-scope"])
 @pytest.mark.parametrize("result_lost", [False, True], ids=["while-deciding", "result-lost"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_an_acall_cancelled_during_admission_runs_nothing_and_keeps_no_slot(
-    backend: str, result_lost: bool, tmp_path: Path, request: pytest.FixtureRequest, side: concurrent.futures.Executor
+    backend: str,
+    result_lost: bool,
+    scoped: bool,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    side: concurrent.futures.Executor,
 ) -> None:
     gw, gate, runs = _limited(tmp_path, backend, request)
     call = lambda: gw.acall("lookup", {"id": "a1"}, principal="ann")  # noqa: E731
-    asyncio.run(_cancel_in_admission(gw, gate, side, call, result_lost=result_lost))
+    asyncio.run(_cancel_in_admission(gw, gate, side, call, result_lost=result_lost, scoped=scoped))
     assert runs == []
     assert _lifecycle(gw) == [STARTED, ("execution", None, "cancelled")]
     assert gw.call("lookup", {"id": "a2"}, principal="ann") == "a2"  # the cancelled call gave its slot back
@@ -242,5 +272,38 @@ deny export unless after verify for the same user within 1 hour.
     assert runs == []
     with pytest.raises(ToolDenied):
         gw.call("export", principal="ann")
+    assert gw.audit.verify().ok
+    gw.close()
+
+
+def test_an_anyio_cancel_scope_stopping_a_sync_tool_records_it_cancelled_once(tmp_path: Path) -> None:
+    """The MCP server's way: a level-triggered cancel scope (every await in it is cancelled again). The sync tool
+    runs on in its thread after the cancel; its late result adds no second outcome."""
+    gw = _gateway(tmp_path, policy=LIMITED.replace("deny lookup when account(id).frozen is true.\n", ""))
+    running, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    @gw.tool(name="lookup", schema={"type": "object"})
+    def lookup(id: str) -> str:
+        running.set()
+        release.wait()
+        finished.set()
+        return id
+
+    async def scenario() -> None:
+        outcome, hold = concurrent.futures.ThreadPoolExecutor(1), threading.Event()
+        asyncio.get_running_loop().set_default_executor(outcome)  # asyncio.run waits for it
+        async with anyio.create_task_group() as group:
+            group.start_soon(functools.partial(gw.acall, "lookup", {"id": "a1"}, principal="ann"))
+            await anyio.to_thread.run_sync(running.wait)
+            outcome.submit(hold.wait)  # the outcome's record queues behind this; the scope cancels its await at once
+            group.cancel_scope.cancel()
+        hold.set()
+
+    asyncio.run(scenario())
+    release.set()
+    finished.wait()  # the tool ran to its end in its thread; no one takes its result
+    assert _lifecycle(gw) == [STARTED, ("execution", None, "cancelled")]
+    with pytest.raises(ToolDenied):
+        gw.call("lookup", {"id": "a2"}, principal="ann")  # it ran: it counts
     assert gw.audit.verify().ok
     gw.close()
