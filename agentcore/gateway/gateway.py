@@ -675,9 +675,8 @@ class Gateway:
         try:
             if tool.is_async:
                 result = _run_coroutine(tool.func(**plan.kwargs), tool.timeout)
-            elif tool.timeout is not None:
-                with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-                    result = pool.submit(tool.func, **plan.kwargs).result(timeout=tool.timeout)
+            elif tool.timeout is not None:  # a pool of its own would be shut down waiting for the late tool
+                result = self._tool_threads.submit(tool.func, **plan.kwargs).result(timeout=tool.timeout)
             else:
                 result = tool.func(**plan.kwargs)
         except BaseException as exc:

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from agentcore import ApprovalRequired, Gateway, ToolDenied
-from agentcore.gateway import ApprovalError
+from agentcore.gateway import ApprovalError, ToolExecutionError
 from tests.gateway.test_integrity import BACKENDS, _gateway, _lifecycle, _records
 
 LIMITED = """policy "p"
@@ -306,4 +306,24 @@ def test_an_anyio_cancel_scope_stopping_a_sync_tool_records_it_cancelled_once(tm
     with pytest.raises(ToolDenied):
         gw.call("lookup", {"id": "a2"}, principal="ann")  # it ran: it counts
     assert gw.audit.verify().ok
+    gw.close()
+
+
+def test_a_sync_call_whose_tool_times_out_returns_while_the_tool_still_runs(tmp_path: Path) -> None:
+    """``timeout=`` under ``call``: it waited for the late tool to finish, then reported a timeout (and gave a
+    stateful call's place back) for a call that had completed."""
+    gw = _gateway(tmp_path, policy='policy "p"\nallow slow.\n')
+    release, finished = threading.Event(), threading.Event()
+
+    @gw.tool(name="slow", schema={"type": "object"}, timeout=0.05)
+    def slow() -> str:
+        release.wait(10)
+        finished.set()
+        return "done"
+
+    with pytest.raises(ToolExecutionError, match="timed out"):
+        gw.call("slow", principal="ann")
+    assert not finished.is_set()  # the caller has its answer; the tool runs on in the gateway's tool threads
+    release.set()
+    assert [r["outcome"] for r in _records(gw)] == ["started", "timeout"]
     gw.close()
