@@ -1,9 +1,9 @@
 """A cancelled ``acall`` or ``aexecute``, and a tool interrupted by a BaseException, at each point of the call.
 
 Cancellation cannot stop a thread: an admission that was running in one when its caller was cancelled commits
-its ``started`` decision and its reservation all the same. Each test hits its point with events and a one-worker
-executor (never a sleep), then reads the audit, the state store (through the next call's decision) and the
-approval store, and checks the chain.
+its ``started`` decision and its reservation all the same. Each test hits its point with events and one-worker
+executors (no sleep or timeout has to be long enough), then reads the audit, the state store (through the next
+call's decision) and the approval store, and checks the chain.
 """
 
 from __future__ import annotations
