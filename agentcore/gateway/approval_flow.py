@@ -8,15 +8,20 @@ with the approval in hand (a deny added meanwhile still wins) and runs it.
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from agentcore.gateway.approvals import ANY_TENANT, Approval, ApprovalStore, TenantFilter
+from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
 from agentcore.gateway.identity import PrincipalLike, as_principal
 
 if TYPE_CHECKING:
     from agentcore.gateway.gateway import Gateway
+
+log = logging.getLogger(__name__)
 
 _RAN = (OutcomeNotRecorded, ToolExecutionError)  # raised after the call ran, once the gateway had its outcome
 
@@ -67,15 +72,25 @@ class Approvals:
             raise
 
     async def aexecute(self, approval_id: str) -> Any:
-        if not await asyncio.to_thread(self.store.claim, approval_id):
+        claim = functools.partial(self.store.claim, approval_id)
+        if not await to_thread_settled(claim, functools.partial(self._unclaimed, approval_id)):
             return self._settled(await asyncio.to_thread(self.store.get, approval_id))
         try:
             return await self.gateway.arun_approved(await asyncio.to_thread(self.store.get, approval_id))
         except _RAN:
             raise
         except BaseException as exc:
-            await asyncio.to_thread(self.store.finish, approval_id, ok=False, result=_failure(exc))
+            await in_thread(functools.partial(self.store.finish, approval_id, ok=False, result=_failure(exc)))
             raise
+
+    def _unclaimed(self, approval_id: str, claimed: bool) -> None:
+        """A claim made for an ``aexecute`` cancelled meanwhile: settled as failed (nothing ran), not left
+        ``executing`` forever, which no one could execute or settle again."""
+        if claimed:
+            try:
+                self.store.finish(approval_id, ok=False, result={"error": "cancelled before it ran"})
+            except Exception:  # it stays executing: no call runs for it, and the log says why
+                log.exception("gateway: could not settle the cancelled execution of approval %s", approval_id)
 
     async def wait(self, approval_id: str, timeout_s: float, poll_s: float = 0.05) -> Any:
         """Wait for a decision on ``approval_id``; then execute (once) or raise why not."""

@@ -119,7 +119,7 @@ class AuditEvent:
     session: str | None = None
     tenant: str | None = None
     effect: str | None = None  # allow | deny | needs_approval | would_deny | approved | rejected
-    outcome: str | None = None  # ok | error | timeout | denied | pending
+    outcome: str | None = None  # ok | error | timeout | cancelled | interrupted | denied | pending
     mode: str = "enforce"
     bundle_hash: str = ""
     detail: dict[str, Any] = field(default_factory=dict)

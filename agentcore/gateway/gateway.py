@@ -38,6 +38,7 @@ from agentcore.gateway.approval_flow import Approvals
 from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, Joined, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
+from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode, encodable
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
@@ -329,7 +330,8 @@ class Gateway:
             with self._without_waiting() as now:
                 plan = self._admit(name, args, principal, agent, session, tenant) if now else None
             if plan is None:
-                plan = await asyncio.to_thread(self._admit, name, args, principal, agent, session, tenant)
+                admit = functools.partial(self._admit, name, args, principal, agent, session, tenant)
+                plan = await to_thread_settled(admit, self._abandoned)
             if not isinstance(plan, Approval):
                 return await self._run_async(plan)
             pending = self._awaited(plan, approval)
@@ -379,10 +381,18 @@ class Gateway:
 
     async def arun_approved(self, approval: Approval) -> Any:
         observed = self.telemetry.tool_call(approval.tool, approval.session)
+        readmit = functools.partial(self._readmit, approval)
         if observed is None:
-            return await self._run_async(await asyncio.to_thread(self._readmit, approval))
+            return await self._run_async(await to_thread_settled(readmit, self._abandoned))
         with observed:
-            return await self._run_async(await asyncio.to_thread(self._readmit, approval))
+            return await self._run_async(await to_thread_settled(readmit, self._abandoned))
+
+    def _abandoned(self, plan: _Plan | Approval) -> None:
+        """Settle a call admitted in a thread for an ``acall`` cancelled meanwhile: its tool never runs, so it is
+        recorded ``cancelled`` and its reservation given back (and its approval settled as failed). A pending
+        approval request it made stays pending, as any unanswered request does."""
+        if isinstance(plan, _Plan):
+            self._settle(plan, "cancelled", {"error": _NOT_RUN}, _NOT_RUN, plan.reserved)
 
     def _readmit(self, approval: Approval) -> _Plan:
         principal = Principal.model_validate(approval.principal)
@@ -665,9 +675,8 @@ class Gateway:
         try:
             if tool.is_async:
                 result = _run_coroutine(tool.func(**plan.kwargs), tool.timeout)
-            elif tool.timeout is not None:
-                with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-                    result = pool.submit(tool.func, **plan.kwargs).result(timeout=tool.timeout)
+            elif tool.timeout is not None:  # a pool of its own would be shut down waiting for the late tool
+                result = self._tool_threads.submit(tool.func, **plan.kwargs).result(timeout=tool.timeout)
             else:
                 result = tool.func(**plan.kwargs)
         except BaseException as exc:
@@ -695,7 +704,7 @@ class Gateway:
             with self._without_waiting() as now:
                 if now:
                     return self._complete(plan, result, error, started)
-        return await asyncio.to_thread(self._complete, plan, result, error, started)
+        return await in_thread(self._complete, plan, result, error, started)  # even if cancelled again
 
     @contextlib.contextmanager
     def _without_waiting(self) -> Iterator[bool]:
@@ -729,15 +738,15 @@ class Gateway:
         if error is not None:
             timed_out = isinstance(error, TimeoutError | asyncio.TimeoutError | concurrent.futures.TimeoutError)
             outcome = "timeout" if timed_out else "error"
+            if not isinstance(error, Exception):  # the caller's task was cancelled, or the process interrupted
+                outcome = "cancelled" if isinstance(error, asyncio.CancelledError) else "interrupted"
             message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
             if plan.redaction:  # error text is tool output too: it reaches the caller, a model, the audit
                 message, detail["redacted"] = plan.redaction.message(message, type(error).__name__)
-            # a reservation is given back after the outcome is committed, not merely queued: no deferring
-            recorded = self._finish(
-                plan, outcome, {**detail, "error": message}, {"error": message}, defer=plan.reserved is None
-            )
-            if plan.reserved is not None:  # failed calls do not count; the audit first, then the state store
-                self._release(plan.reserved)
+            # failed calls do not count; an interrupted one may have acted (a sync tool even runs on in its
+            # thread), and the interruption is the caller's to choose: it counts, or a cancel would undo any cap
+            release = plan.reserved if isinstance(error, Exception) else None
+            recorded = self._settle(plan, outcome, {**detail, "error": message}, message, release)
             if not isinstance(error, Exception):
                 raise error
             cause = None if detail.get("redacted") else error  # nor in a logged traceback of the caller's
@@ -756,6 +765,16 @@ class Gateway:
         if not self._finish(plan, "ok", detail, result):
             raise OutcomeNotRecorded(plan.tool.name, audit_id=plan.event["call_id"], result=result)
         return result
+
+    def _settle(
+        self, plan: _Plan, outcome: str, detail: dict[str, Any], message: str, release: CallRecord | None
+    ) -> bool:
+        """Record a call that did not complete, then give ``release`` back: after its outcome is committed, not
+        merely queued (no deferring), so the history never lacks a call the audit still shows as running."""
+        recorded = self._finish(plan, outcome, detail, {"error": message}, defer=release is None)
+        if release is not None:
+            self._release(release)
+        return recorded
 
     def _finish(self, plan: _Plan, outcome: str, detail: dict[str, Any], result: Any, *, defer: bool = True) -> bool:
         """Record an executed call's outcome (and settle its approval), after any earlier outcome still waiting;
@@ -896,6 +915,8 @@ class Gateway:
         self.store.close()
         self.db.close()
 
+
+_NOT_RUN = "cancelled before it ran: the caller's task was cancelled while the call was being admitted"
 
 _REASONS: dict[int, tuple[tuple[Reason, ...], list[dict[str, Any]]]] = {}  # id -> (the reasons, their records)
 _REASONS_KEPT = 4096
