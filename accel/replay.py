@@ -106,9 +106,15 @@ def _empty() -> dict[str, float]:
     return dict.fromkeys(_FIELDS, 0.0)
 
 
-def replay(ledger: Ledger, devices: Sequence[str] = DEFAULT_DEVICES, resolve: Resolve | None = None) -> Replay:
-    """Every call the ledger recorded (rejected ones never ran: left out) priced on each of ``devices``; an unknown
-    device raises :class:`~agentcore.accel.errors.ProfileError`."""
+def replay(
+    ledger: Ledger,
+    devices: Sequence[str] = DEFAULT_DEVICES,
+    resolve: Resolve | None = None,
+    *,
+    tenant: str | None = None,
+) -> Replay:
+    """Every call the ledger recorded (rejected ones never ran: left out), or ``tenant``'s only, priced on each of
+    ``devices``; an unknown device raises :class:`~agentcore.accel.errors.ProfileError`."""
     resolve = resolve or onnx_resolver()
     simulated = {name: _device(name) for name in devices}
     work: tuple[Any, ...] = (
@@ -121,7 +127,10 @@ def replay(ledger: Ledger, devices: Sequence[str] = DEFAULT_DEVICES, resolve: Re
         func.sum(ReceiptRow.joules),
         func.sum(ReceiptRow.device_seconds),
     )
-    query = select(*work, *sums).where(ReceiptRow.rejected.is_(False)).group_by(*work)  # type: ignore[attr-defined]
+    ran: list[Any] = [ReceiptRow.rejected.is_(False)]  # type: ignore[attr-defined]
+    if tenant is not None:
+        ran.append(ReceiptRow.tenant == tenant)
+    query = select(*work, *sums).where(*ran).group_by(*work)
     ledger.flush()
     with ledger.engine.connect() as connection:
         groups = connection.execute(query).all()

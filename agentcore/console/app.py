@@ -175,7 +175,7 @@ class Console:
         approver = self.signed_in(request)
         query = audit.Query({k: v.strip() for k in audit.FILTERS if (v := request.query_params.get(k, ""))})
         problems = query.problems()
-        records, total = ([], 0) if problems else audit.search(self.audit, query)
+        records, total = ([], 0) if problems else audit.search(self.audit, query, approver.tenant)
         chain = audit.verify(self.audit, self.anchors)
         template = "audit_table.html" if request.headers.get("HX-Request") else "audit.html"
         return self.page(
@@ -185,7 +185,7 @@ class Console:
 
     def audit_record(self, request: Request) -> Response:
         approver = self.signed_in(request)
-        record, related = audit.call_records(self.audit, int(request.path_params["seq"]))
+        record, related = audit.call_records(self.audit, int(request.path_params["seq"]), approver.tenant)
         if record is None:
             return self.page(
                 request, "error.html", approver, 404, message=f"no audit record {request.path_params['seq']}"
@@ -226,9 +226,9 @@ class Console:
     # ---- spend -----------------------------------------------------------------------------------------------------
     def spend_page(self, request: Request) -> Response:
         approver = self.signed_in(request)
-        groups = {group: spend.by_group(self.ledger, group) for group in spend.GROUPS}
-        replayed = spend.same_work(self.ledger)
-        over_time = spend.daily(self.ledger)
+        groups = {group: spend.by_group(self.ledger, group, approver.tenant) for group in spend.GROUPS}
+        replayed = spend.same_work(self.ledger, approver.tenant)
+        over_time = spend.daily(self.ledger, approver.tenant)
         daily_chart = charts.line_chart(
             over_time, title="Simulated cost per day by tenant", x_label="day (UTC)", y_label="simulated $ per day",
             x_format=lambda ts: _when(ts)[:10], time_axis=True,

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
 from agentcore.gateway.mcp.config import Auth
 from agentcore.policies.model import Principal
+from agentcore.policies.text import canonical_text
 
 SESSION_COOKIE = "agentcore_console"
 LOGIN_COOKIE = "agentcore_console_login"
@@ -26,7 +27,10 @@ LOGIN_COOKIE = "agentcore_console_login"
 
 @dataclass(frozen=True)
 class Approver:
-    """Who is signed in (as the gateway would see them: id, roles and tenant) and the CSRF token of their forms."""
+    """Who is signed in (as the gateway would see them: id, roles and tenant) and the CSRF token of their forms.
+
+    ``tenant`` is the token's claim in canonical form, the spelling requests, audit records and receipts store, so
+    every page compares like with like; None: no claim (a viewer who sees what was done without a tenant)."""
 
     principal: Principal
     csrf: str
@@ -41,7 +45,7 @@ class Authenticator:
     def sign_in(self, token: str) -> Approver:
         """The approver a pasted token names; AuthError says what is wrong with it."""
         principal, _, tenant = self.verifier.verify(f"Bearer {token.strip()}")
-        return Approver(principal, self._csrf(token.strip()), tenant)
+        return Approver(principal, self._csrf(token.strip()), None if tenant is None else canonical_text(tenant))
 
     def approver(self, request: Request) -> Approver | None:
         token = request.cookies.get(SESSION_COOKIE)

@@ -62,3 +62,13 @@ def test_without_the_heads_folder_the_head_calls_are_skipped_and_unknown_devices
     assert result.devices == ["trn2", "trn3"] and result.skipped["helpfulness (fp32): no ONNX file for it here"] == 1
     with pytest.raises(ProfileError, match="tpu9"):
         replay(ledger, ("trn2", "tpu9"))
+
+
+def test_one_tenants_work_is_replayed_alone(ledger: Ledger) -> None:
+    everyone = replay(ledger, ("trn2", "trn3"), onnx_resolver([HEADS]))
+    globex = replay(ledger, ("trn2", "trn3"), onnx_resolver([HEADS]), tenant="globex")
+    assert globex.tenants.keys() == {"globex"} and not globex.skipped, "acme's retired encoder is not counted"
+    assert globex.recorded.calls == 2 and globex.recorded.items == 40 + 1
+    for device in ("trn2", "trn3"):
+        assert globex.totals[device].usd == pytest.approx(everyone.tenants["globex"][device].usd)
+    assert replay(ledger, tenant="initech").totals["trn2"].calls == 0

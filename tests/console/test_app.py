@@ -16,7 +16,10 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from agentcore import ApprovalRequired
+from agentcore.accel import units
+from agentcore.accel.ledger import Ledger
 from agentcore.console import create_app
+from agentcore.console.pages import spend
 
 from .conftest import SUPPORT, World, token
 
@@ -138,6 +141,50 @@ def test_audit_filters_and_a_calls_record(client: TestClient) -> None:
     assert partial.lstrip().startswith("<div") and "<html" not in partial
 
 
+def test_a_viewer_sees_only_their_tenants_audit_records(client: TestClient, world: World) -> None:
+    from agentcore.gateway import ToolArgumentError, ToolDenied
+    from agentcore.gateway.audit import AuditEvent
+
+    gw = world.gateway
+    gw.call("crm.lookup", {"customer_id": "acme-c7"}, principal=SUPPORT, agent="helpdesk-bot", tenant="acme")
+    gw.call("crm.lookup", {"customer_id": "globex-c9"}, principal=SUPPORT, agent="globex-bot", tenant="globex")
+    with pytest.raises(ToolDenied):
+        gw.call("vault.read", {"key": "globex-root"}, principal=SUPPORT, agent="globex-bot", tenant="globex")
+    with pytest.raises(ToolArgumentError):  # refused before validation: the tenant is stored as sent, not canonical
+        gw.call("crm.lookup", {"customer_id": "acme-c8", "x": 1}, principal=SUPPORT, tenant="ａｃｍｅ")
+    records = list(gw.audit.rows())
+    tenants = ("acme", "ａｃｍｅ", "globex", None)
+    seqs = {tenant: [r["seq"] for r in records if r["tenant"] == tenant] for tenant in tenants}
+    assert len(seqs["ａｃｍｅ"]) == 1 and len(seqs["globex"]) == 3 and len(seqs[None]) == 3
+    (acme_lookup, *_), (globex_lookup, *_) = seqs["acme"], seqs["globex"]
+    acme_call = next(r["call_id"] for r in records if r["seq"] == acme_lookup)
+    stray = gw.audit.append(AuditEvent(kind="execution", call_id=acme_call, tool="crm.lookup", principal="mallory",
+                                       tenant="globex", outcome="ok", detail={"result": "globex-secret"}))  # fmt: skip
+    whole = len(records) + 1
+
+    _sign_in(client, "aud", ["auditor"], "ａｃｍｅ")  # a claim in another spelling of acme: the same tenant
+    page = client.get("/audit").text
+    assert 'id="tenant">acme<' in page and 'id="scope">tenant acme<' in page
+    assert f"Chain intact: {whole} records" in page, "the chain's status is the whole chain's"
+    shown = [int(seq) for seq in re.findall(r'<tr id="rec-(\d+)"', page)]
+    assert sorted(shown) == sorted(seqs["acme"] + seqs["ａｃｍｅ"]) and f"{len(shown)} matching records" in page
+    assert "globex" not in page and "vault.read" not in page
+    assert "globex" not in client.get("/audit", params={"tool": "vault.read"}).text
+    assert "0 matching records" in client.get("/audit", params={"effect": "deny", "tool": "vault.read"}).text
+    for seq in (globex_lookup, stray, *seqs[None]):
+        other = client.get(f"/audit/{seq}")
+        assert other.status_code == 404 and f"no audit record {seq}" in other.text
+        assert not any(shown in other.text for shown in ("globex", "crm.lookup", "vault.read", "mallory"))
+    own = client.get(f"/audit/{acme_lookup}").text
+    assert "acme-c7" in own and f'href="/audit/{stray}"' not in own and "globex" not in own, "its call's records"
+
+    _sign_in(client, "aud", ["auditor"])  # no tenant claim: the records made without a tenant
+    page = client.get("/audit").text
+    assert 'id="scope">records made without a tenant<' in page
+    assert sorted(int(seq) for seq in re.findall(r'<tr id="rec-(\d+)"', page)) == seqs[None]
+    assert "acme" not in page and "globex" not in page and client.get(f"/audit/{acme_lookup}").status_code == 404
+
+
 def test_a_tampered_chain_is_flagged_at_its_first_broken_record(client: TestClient, world: World) -> None:
     with sqlite3.connect(world.root / "gw.db") as db:
         db.execute("UPDATE gateway_audit SET outcome = 'forged' WHERE seq = 2")
@@ -185,32 +232,64 @@ def test_run_times_come_from_the_report_and_old_reports_fall_back_to_file_time(w
         assert re.search(r"started \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, took \d", client.get("/evals/2026-12-01.json").text)
 
 
-def test_spend_by_tenant_and_the_same_work_on_trn2_and_trn3(client: TestClient, world: World) -> None:
+def _receipts_of_two_tenants(world: World) -> Ledger:
+    """Embeddings on two profiles and an LLM call for acme, an LLM call by globex's own agent and user."""
     from agentcore import Accelerator
-    from agentcore.accel import units
-    from agentcore.accel.ledger import Ledger
-    from agentcore.accel.serving.usage import record_llm_usage, shipped_card
-    from agentcore.console.pages import spend
+    from agentcore.accel.serving.usage import record_llm_usage
 
     ledger = Ledger(f"sqlite:///{world.root / 'gw.db'}")
     for profile in ("trn2.48xlarge", "trn3-ultraserver-gen1"):
         accelerator = Accelerator(device=profile, ledger=ledger)
         accelerator.embed(["refund policy", "order status"], tenant="acme", agent="helpdesk-bot", user="alice")
     record_llm_usage(ledger, "llama-3.1-70b", 2400, 350, device="trn3", tenant="acme", agent="helpdesk-bot")
-    record_llm_usage(ledger, "llama-3.1-8b", 900, 120, device="trn2", tenant="globex")
+    record_llm_usage(ledger, "llama-3.1-8b", 900, 120, device="trn2", tenant="globex", agent="globex-bot", user="gina")
     ledger.flush()
-    replayed = spend.same_work(ledger)
+    return ledger
+
+
+def _same_work(page: str) -> str:
+    start = page.index('id="same-work"')
+    return page[start : page.index("</table>", start)]
+
+
+def test_spend_by_tenant_and_the_same_work_on_trn2_and_trn3(client: TestClient, world: World) -> None:
+    from agentcore.accel.serving.usage import shipped_card
+
+    replayed = spend.same_work(_receipts_of_two_tenants(world), None)
     assert replayed.devices == ["trn2", "trn3"] and set(replayed.kinds) == {"embedding", "llm"}
     assert not replayed.skipped and replayed.totals["trn2"].calls == replayed.totals["trn3"].calls == 4
     served = shipped_card("llama-3.1-8b", "trn2").price(900, 120)
     assert replayed.tenants["globex"]["trn2"].usd == pytest.approx(served.usd)
-    _sign_in(client, "fin", ["finance"])
+    _sign_in(client, "fin", ["finance"])  # no tenant claim: every tenant's spend (the ledger has no "no tenant")
     page = client.get("/spend").text
     assert "simulated" in page and "trn2.48xlarge" in page and "trn3-ultraserver-gen1" in page
     assert ">acme<" in page and ">helpdesk-bot<" in page and "Simulated cost of the recorded work on each" in page
-    same = page[page.index('id="same-work"') : page.index("</table>", page.index('id="same-work"'))]
+    assert 'id="scope">all tenants<' in page
+    same = _same_work(page)
     for tenant in ("acme", "globex"):
         row = same[same.index(f"<td>{tenant}</td>") :].split("</tr>")[0]
         assert f"<td>{units.usd(replayed.tenants[tenant]['trn2'].usd)}</td>" in row
         assert f"<td>{units.usd(replayed.tenants[tenant]['trn3'].usd)}</td>" in row
     assert "of which llm" in same and "of which embedding" in same
+
+
+def test_a_viewer_with_a_tenant_sees_only_their_tenants_spend(client: TestClient, world: World) -> None:
+    ledger = _receipts_of_two_tenants(world)
+    everyone, acme = spend.same_work(ledger, None), spend.same_work(ledger, "acme")
+    assert acme.tenants.keys() == {"acme"} and acme.totals["trn2"].calls == 3
+    assert acme.totals["trn2"].usd == pytest.approx(everyone.tenants["acme"]["trn2"].usd)
+    _sign_in(client, "fin", ["finance"], "acme")
+    page = client.get("/spend").text
+    assert 'id="scope">tenant acme<' in page and ">helpdesk-bot<" in page and ">alice<" in page
+    assert "globex" not in page and ">gina<" not in page, "no chart, table or legend names another tenant's"
+    same = _same_work(page)
+    total = same[same.index('<tr class="total">') :].split("</tr>")[0]
+    for device in ("trn2", "trn3"):
+        assert f"<td>{units.usd(acme.totals[device].usd)}</td>" in total
+        assert f"<td>{units.usd(everyone.totals[device].usd)}</td>" not in page, "the all-tenant total is not shown"
+    assert f"cost {units.usd(acme.recorded.usd)} (simulated)" in page
+    by_tenant = page[page.index('id="by-tenant"') :].split("</table>")[0]
+    assert by_tenant.count("<tr>") == 2 and "<td>3</td>" in by_tenant, "a header and acme's three calls"
+    _sign_in(client, "gil", ["finance"], "globex")
+    page = client.get("/spend").text
+    assert "acme" not in page and "helpdesk-bot" not in page and ">gina<" in page

@@ -1,19 +1,23 @@
 """Audit explorer: filtered records, one call's records, and the chain's verification status.
 
 Verification is :meth:`AuditLog.verify` (against the anchors when configured), the same walk as
-``agentcore gateway audit verify``; its first bad record is highlighted wherever it is listed.
+``agentcore gateway audit verify``; its first bad record is highlighted wherever it is listed. A viewer sees the
+records of their own tenant only (a viewer without one: records made without a tenant), as the approvals inbox
+shows requests; the chain's status stays whole-chain, since it names no record's content.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentcore.errors import AgentCoreError
 from agentcore.gateway.anchors import AnchorSink
 from agentcore.gateway.audit import AuditLog, VerifyResult
+from agentcore.policies.text import canonical_text
 
 LIMIT = 500
 FILTERS = ("user", "agent", "tool", "effect", "rule", "since", "until")
@@ -74,10 +78,26 @@ def verify(audit: AuditLog, anchors: AnchorSink | None) -> Chain:
         return Chain(None, str(error))
 
 
-def search(audit: AuditLog, query: Query) -> tuple[list[dict[str, Any]], int]:
-    """Matching records, newest first (at most LIMIT), and how many matched in all."""
+def _of_tenant(audit: AuditLog, tenant: str | None) -> Iterator[dict[str, Any]]:
+    """The records of ``tenant`` (None: those made without one), in chain order.
+
+    Both sides are compared canonical: a call refused before validation stores its tenant as the caller sent it.
+    A stored tenant of an odd type (a tampered row) is nobody's, so it cannot break the page that shows tampering.
+    """
+    wanted = None if tenant is None else canonical_text(tenant)
+    return (record for record in audit.rows() if _same_tenant(record["tenant"], wanted))
+
+
+def _same_tenant(stored: object, wanted: str | None) -> bool:
+    if wanted is None:
+        return stored is None
+    return isinstance(stored, str) and canonical_text(stored) == wanted
+
+
+def search(audit: AuditLog, query: Query, tenant: str | None) -> tuple[list[dict[str, Any]], int]:
+    """``tenant``'s matching records, newest first (at most LIMIT), and how many matched in all."""
     found: list[dict[str, Any]] = []
-    for record in audit.rows():
+    for record in _of_tenant(audit, tenant):
         detail = json.loads(record["detail"])
         if query.matches(record, detail):
             found.append({**record, "detail": detail})
@@ -85,9 +105,10 @@ def search(audit: AuditLog, query: Query) -> tuple[list[dict[str, Any]], int]:
     return found[:LIMIT], len(found)
 
 
-def call_records(audit: AuditLog, seq: int) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The record ``seq`` and every record of the same call (decision, execution, approvals) in chain order."""
-    records = [{**r, "detail": json.loads(r["detail"])} for r in audit.rows()]
+def call_records(audit: AuditLog, seq: int, tenant: str | None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The record ``seq`` and every record of the same call (decision, execution, approvals) in chain order, of
+    ``tenant`` only: another tenant's record ``seq`` is None, as a missing one is."""
+    records = [{**r, "detail": json.loads(r["detail"])} for r in _of_tenant(audit, tenant)]
     record = next((r for r in records if r["seq"] == seq), None)
     if record is None:
         return None, []

@@ -3,6 +3,10 @@
 Every figure is simulated (accel's cost models over the ledger's receipts). The device comparison replays the
 recorded calls (:func:`agentcore.accel.replay.replay`: encoder and head batches, LLM tokens with their model) on
 each device, so Trn2 and Trn3 are priced for identical work however the calls were actually served.
+
+A viewer with a tenant sees that tenant's receipts only; one without sees every tenant's: the ledger files
+spend made without a tenant under ``"default"``, a name a real tenant may also have, so it cannot select "no
+tenant" (as the gateway's budget rules say of it).
 """
 
 from __future__ import annotations
@@ -18,21 +22,25 @@ from agentcore.evaluations.models import HEADS_DIR
 GROUPS = ("tenant", "agent", "user", "profile")
 
 
-def by_group(ledger: Ledger, group: str) -> list[SpendRow]:
-    return sorted(ledger.report(by=(group,)), key=lambda row: -row.usd)  # type: ignore[arg-type]
+def by_group(ledger: Ledger, group: str, tenant: str | None) -> list[SpendRow]:
+    """``tenant``'s spend (None: every tenant's) by ``group``, the largest first."""
+    return sorted(ledger.report(by=(group,), tenant=tenant), key=lambda row: -row.usd)  # type: ignore[arg-type]
 
 
-def same_work(ledger: Ledger) -> Replay:
-    """The ledger's calls replayed on Trn2 and Trn3; the evaluations' task heads are found by name."""
-    return replay(ledger, DEFAULT_DEVICES, onnx_resolver([HEADS_DIR]))
+def same_work(ledger: Ledger, tenant: str | None) -> Replay:
+    """``tenant``'s calls (None: all) replayed on Trn2 and Trn3; the evaluations' task heads are found by name."""
+    return replay(ledger, DEFAULT_DEVICES, onnx_resolver([HEADS_DIR]), tenant=tenant)
 
 
-def daily(ledger: Ledger, group: str = "tenant") -> dict[str, list[tuple[float, float]]]:
-    """group value -> [(day start, simulated USD that day)]."""
+def daily(ledger: Ledger, tenant: str | None, group: str = "tenant") -> dict[str, list[tuple[float, float]]]:
+    """group value -> [(day start, simulated USD that day)], of ``tenant``'s receipts (None: every tenant's)."""
     ledger.flush()
     column = getattr(ReceiptRow, group)
+    query = select(ReceiptRow.at, column, ReceiptRow.usd)  # type: ignore[call-overload]
+    if tenant is not None:
+        query = query.where(ReceiptRow.tenant == tenant)
     with ledger.engine.connect() as connection:
-        rows = connection.execute(select(ReceiptRow.at, column, ReceiptRow.usd)).all()  # type: ignore[call-overload]
+        rows = connection.execute(query).all()
     totals: dict[str, dict[float, float]] = {}
     for at, key, usd in rows:
         moment = at if at.tzinfo else at.replace(tzinfo=datetime.UTC)
