@@ -743,9 +743,9 @@ class Gateway:
             message = f"timed out after {plan.tool.timeout}s" if timed_out else f"{type(error).__name__}: {error}"
             if plan.redaction:  # error text is tool output too: it reaches the caller, a model, the audit
                 message, detail["redacted"] = plan.redaction.message(message, type(error).__name__)
-            # failed calls do not count; an interrupted one may have acted (a sync tool even runs on in its
-            # thread), and the interruption is the caller's to choose: it counts, or a cancel would undo any cap
-            release = plan.reserved if isinstance(error, Exception) else None
+            # failed calls do not count; a timed-out or interrupted one may have acted (a sync tool even runs on
+            # in its thread), and a caller who can slow a tool or cancel it would otherwise undo any cap: it counts
+            release = plan.reserved if isinstance(error, Exception) and not timed_out else None
             recorded = self._settle(plan, outcome, {**detail, "error": message}, message, release)
             if not isinstance(error, Exception):
                 raise error

@@ -327,3 +327,31 @@ def test_a_sync_call_whose_tool_times_out_returns_while_the_tool_still_runs(tmp_
     release.set()
     assert [r["outcome"] for r in _records(gw)] == ["started", "timeout"]
     gw.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_call_that_timed_out_counts(kind: str, tmp_path: Path) -> None:
+    """Its outcome is unknown (a sync tool runs on; an async one may have acted before it was stopped): given its
+    place back, a caller who can slow the tool down would pass any cap."""
+    gw = _gateway(tmp_path, policy='policy "p"\nallow slow.\nlimit slow to 1 calls per hour per user.\n')
+    release = threading.Event()
+
+    if kind == "sync":
+
+        @gw.tool(name="slow", schema={"type": "object"}, timeout=0.05)
+        def slow() -> str:
+            release.wait(10)
+            return "done"
+    else:
+
+        @gw.tool(name="slow", schema={"type": "object"}, timeout=0.05)
+        async def slow() -> str:
+            await asyncio.sleep(10)
+            return "done"
+
+    with pytest.raises(ToolExecutionError, match="timed out"):
+        gw.call("slow", principal="ann")
+    release.set()
+    with pytest.raises(ToolDenied, match="limit reached"):
+        gw.call("slow", principal="ann")
+    gw.close()
