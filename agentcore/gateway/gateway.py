@@ -355,7 +355,8 @@ class Gateway:
         Nothing runs, nothing is reserved, no approval is requested and nothing is audited (the audit log records
         calls, not questions). The effect is the policy's even in monitor mode; rate limits appear in
         ``obligations`` but their remaining capacity is only checked by a real call. An unknown tool or invalid
-        arguments raise ``UnknownToolError`` / ``ToolArgumentError``, as ``call`` does.
+        arguments raise ``UnknownToolError`` / ``ToolArgumentError`` (``ToolDenied`` for a tool this caller could
+        never be allowed), as ``call`` does.
         """
         try:
             _, _, request = self._request(name, args, principal, agent, session, tenant)
@@ -476,14 +477,20 @@ class Gateway:
         """Resolve the tool and canonicalise and validate the arguments: (tool, its keyword arguments, the request
         to decide), the request's identities canonical (or refused under ``unicode="reject"``: ToolDenied).
 
-        An unknown name suggests only tools this caller may see. A malformed identity is the Python caller's
-        mistake: ``_CallerMistake`` carries the TypeError/ValueError.
+        An unknown name suggests only tools this caller may see; invalid arguments of a tool this caller could
+        never be allowed are denied as its valid ones would be, not described. A malformed identity is the Python
+        caller's mistake: ``_CallerMistake`` carries the TypeError/ValueError.
         """
         try:
             tool = self.registry.get(name)
         except UnknownToolError:
             raise UnknownToolError(str(name)[:200], self._visible(principal, agent)) from None
-        canon, kwargs = tool.validate(args if args is not None else {}, self.limits, self.unicode)
+        try:
+            canon, kwargs = tool.validate(args if args is not None else {}, self.limits, self.unicode)
+        except ToolArgumentError:
+            if tool.name not in self._visible(principal, agent):  # what its schema wants is not theirs to learn
+                raise ToolDenied(tool.name, []) from None
+            raise
         try:
             fields = {
                 "principal": principal_fields(principal),
