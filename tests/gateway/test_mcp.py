@@ -50,6 +50,7 @@ require approval from role "manager" for crm.delete_customer for users with role
 redact email addresses in results of crm.lookup.
 allow resource.crm for users with role "support" when uri starts with "docs://handbook".
 allow prompt.crm.greet for users with role "support".
+allow crm.crash for users with role "chaos".
 """
 
 
@@ -741,3 +742,22 @@ def test_ambiguous_credentials_and_oversized_heads_are_refused_before_the_mcp_la
                     b"Content-Length: %d\r\nContent-Length: %d\r\n" % (len(body), len(body))):  # fmt: skip
         assert raw(start + framing + b"\r\n", chunked if b"chunked" in framing else body).startswith(b"HTTP/1.1 400")
     assert asyncio.run(_calls(http_proxy, bob, [("crm__lookup", {"customer_id": "c1"})]))[0].is_error is False
+
+
+def test_an_upstream_that_dies_during_a_call_fails_that_call_and_the_proxy_serves_on(
+    http_proxy: str, tmp_path: Path
+) -> None:
+    """The SDK let the dropped POST's transport error end its client's task group, and with it the proxy."""
+    token = _token("bob", ["support", "chaos"])
+    (crashed,) = asyncio.run(_calls(http_proxy, token, [("crm__crash", {})]))
+    assert crashed.is_error and "the upstream did not answer" in _text(crashed)
+    added, gone = asyncio.run(
+        _calls(http_proxy, token, [("calc_add", {"a": 1, "b": 2}), ("crm__lookup", {"customer_id": "c1"})])
+    )
+    assert _text(added) == "3" and gone.is_error  # the in-process tool runs; the dead upstream's tools fail
+    ran = [
+        (r["tool"], r["outcome"])
+        for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows()
+        if r["kind"] == "execution"
+    ]
+    assert ("crm.crash", "error") in ran and ("calc.add", "ok") in ran

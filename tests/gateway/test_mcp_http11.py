@@ -161,6 +161,29 @@ def test_malformed_responses_fail_the_request() -> None:
     asyncio.run(main())
 
 
+def test_a_second_response_in_the_same_read_fails_the_request() -> None:
+    """Parsed on, the forged response's body was queued as the rest of the first one's: b"hiforged"."""
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/two":
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged"
+            )
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        return True
+
+    async def main() -> None:
+        server, port, connections = await _serve(handler)
+        async with server, httpx2.AsyncClient(transport=Http11Transport()) as http:
+            with pytest.raises(httpx2.RemoteProtocolError, match="second response"):
+                await http.get(f"http://127.0.0.1:{port}/two")
+            assert (await http.get(f"http://127.0.0.1:{port}/ok")).content == b"ok"
+            assert connections[0] == 2  # the failed connection was not reused
+
+    asyncio.run(main())
+
+
 def test_default_transport_where_the_lean_one_cannot_serve(monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(variable, raising=False)

@@ -119,7 +119,10 @@ class _Connection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as error:
-            self._fail(httpx2.RemoteProtocolError(f"malformed HTTP response from upstream: {error}"))
+            raised = error.__context__  # what a callback raised (httptools keeps it here)
+            if not isinstance(raised, httpx2.HTTPError):
+                raised = httpx2.RemoteProtocolError(f"malformed HTTP response from upstream: {error}")
+            self._fail(raised)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -129,6 +132,12 @@ class _Connection(asyncio.Protocol):
             self._fail(httpx2.ReadError(f"upstream closed the connection mid-response ({exc or 'EOF'})"))
 
     # ---- httptools callbacks ------------------------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        """A response right behind the complete one, in the same read, would be parsed on and its body queued
+        as the rest of the first response's: parsing stops here instead, and the connection fails."""
+        if not self.in_flight:
+            raise httpx2.RemoteProtocolError("upstream sent a second response to one request")
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.headers.append((name, value))
 

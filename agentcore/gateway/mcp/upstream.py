@@ -60,9 +60,8 @@ class Upstreams:
             params = StdioServerParameters(command=target.command, args=target.args, env=target.env or None)
             return Client(params, cache=None, message_handler=feed.message_handler)
         assert target.url is not None
-        http = httpx2.AsyncClient(
-            headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0), transport=upstream_transport()
-        )
+        transport = _AnsweredPosts(upstream_transport() or httpx2.AsyncHTTPTransport())
+        http = httpx2.AsyncClient(headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0), transport=transport)
         self._stack.push_async_callback(http.aclose)
         # Parsed once here: given the text, httpx2 parses it again for every forwarded call (a third of building
         # each request). The transport hands it only to httpx2, which takes either.
@@ -132,6 +131,31 @@ class Upstreams:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
+
+
+class _AnsweredPosts(httpx2.AsyncBaseTransport):
+    """A POST the upstream never answered (refused, dropped mid-response, timed out, malformed) gets a 502 with a
+    JSON-RPC error, which the SDK hands to that one call.
+
+    The SDK lets the transport's exception out of the POST's task instead: it ended the client's task group, and
+    with it the whole proxy (every client, every target), when one upstream crashed during a call.
+    """
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self.inner.handle_async_request(request)
+        except httpx2.TransportError as error:
+            if request.method != "POST":
+                raise  # the SDK handles a failed GET (listen stream) or DELETE itself
+            log.warning("upstream %s: %s: %s", request.url, type(error).__name__, error)
+            failure = {"code": types.INTERNAL_ERROR, "message": f"the upstream did not answer ({type(error).__name__})"}
+            return httpx2.Response(502, json={"jsonrpc": "2.0", "id": None, "error": failure}, request=request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class UpstreamToolError(Exception):
