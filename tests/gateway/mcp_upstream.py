@@ -5,6 +5,7 @@ Run: ``python mcp_upstream.py`` (stdio) or ``python mcp_upstream.py PORT`` (stre
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -64,6 +65,12 @@ def greet(name: str) -> str:
 def received(url: str) -> str:
     """Say exactly which text arrived (ASCII escapes), so a test sees what the upstream got."""
     return ascii(url)
+
+
+@server.tool()
+def crash() -> str:
+    """Exit this server in the middle of the call (the connection drops before any answer)."""
+    os._exit(1)
 
 
 def register_local(gateway: Any) -> None:

@@ -4,6 +4,7 @@ streamable HTTP."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -49,6 +50,7 @@ require approval from role "manager" for crm.delete_customer for users with role
 redact email addresses in results of crm.lookup.
 allow resource.crm for users with role "support" when uri starts with "docs://handbook".
 allow prompt.crm.greet for users with role "support".
+allow crm.crash for users with role "chaos".
 """
 
 
@@ -681,3 +683,85 @@ def test_config_unicode_and_outcome_delay_reach_the_gateway(tmp_path: Path) -> N
     path.write_text('[gateway]\nunicode = "nfc"\n')
     with pytest.raises(ConfigError, match="unicode"):
         load_config(path)
+
+
+_JSON_RPC = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+_HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+_INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": _HELLO}
+_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+def test_an_http_session_is_served_only_to_the_caller_who_opened_it(http_proxy: str) -> None:
+    """The SDK routes a session's responses by JSON-RPC id: eve posting into bob's session (its id leaked) with
+    the id of bob's call in flight received bob's result, and bob's call never returned. Now she gets 404."""
+
+    async def main() -> None:
+        bob = {**_JSON_RPC, "Authorization": f"Bearer {_token('bob', ['support'])}"}
+        eve = {**_JSON_RPC, "Authorization": f"Bearer {_token('eve', ['support'])}"}
+        bob_agent = {**_JSON_RPC, "Authorization": f"Bearer {_token('bob', ['support'], org='globex')}"}
+        async with httpx2.AsyncClient() as http:
+            opened = await http.post(http_proxy, headers=bob, json=_INITIALIZE)
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await http.post(http_proxy, headers={**bob, **session}, json=initialized)).status_code == 202
+            for other in (eve, bob_agent):  # another principal; bob of another tenant
+                stolen = await http.post(http_proxy, headers={**other, **session}, json=_LIST)
+                assert stolen.status_code == 404 and "Session not found" in stolen.text
+            listed = await http.post(http_proxy, headers={**bob, **session}, json=_LIST)
+            assert listed.status_code == 200 and "crm__lookup" in listed.text
+
+    asyncio.run(main())
+
+
+def test_ambiguous_credentials_and_oversized_heads_are_refused_before_the_mcp_layer(http_proxy: str) -> None:
+    """Two Authorization headers (a front may have checked the other one) get 401; a request head that does not
+    end within 64 KiB is refused, unauthenticated as it is, instead of growing the proxy's memory without bound;
+    smuggling framings (Content-Length with chunking, two lengths) are refused; the proxy serves on."""
+    port = int(http_proxy.split(":")[2].split("/")[0])
+    bob, eve = _token("bob", ["support"]), _token("eve", ["admin"])
+
+    def raw(head: bytes, body: bytes = b"") -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            answer = b""
+            with contextlib.suppress(ConnectionError):  # refused mid-head: reset, the answer perhaps lost
+                sock.sendall(head + body)
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            return answer
+
+    async def main() -> None:
+        async with httpx2.AsyncClient() as http:
+            for first, second in ((bob, eve), (eve, bob)):
+                headers = [*_JSON_RPC.items(), *[("Authorization", f"Bearer {token}") for token in (first, second)]]
+                both = await http.post(http_proxy, headers=headers, json=_LIST)
+                assert both.status_code == 401 and "more than one Authorization header" in both.text
+
+    asyncio.run(main())
+    start = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    refused = raw(start + b"X-Big: " + b"a" * (4 << 20))  # never ends: unbounded, this waited for more
+    assert refused == b"" or refused.startswith(b"HTTP/1.1 431 Request Header Fields Too Large\r\n")  # or reset
+    body = json.dumps(_LIST).encode()
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    for framing in (b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n" % len(chunked),
+                    b"Content-Length: %d\r\nContent-Length: %d\r\n" % (len(body), len(body))):  # fmt: skip
+        assert raw(start + framing + b"\r\n", chunked if b"chunked" in framing else body).startswith(b"HTTP/1.1 400")
+    assert asyncio.run(_calls(http_proxy, bob, [("crm__lookup", {"customer_id": "c1"})]))[0].is_error is False
+
+
+def test_an_upstream_that_dies_during_a_call_fails_that_call_and_the_proxy_serves_on(
+    http_proxy: str, tmp_path: Path
+) -> None:
+    """The SDK let the dropped POST's transport error end its client's task group, and with it the proxy."""
+    token = _token("bob", ["support", "chaos"])
+    (crashed,) = asyncio.run(_calls(http_proxy, token, [("crm__crash", {})]))
+    assert crashed.is_error and "the upstream did not answer" in _text(crashed)
+    added, gone = asyncio.run(
+        _calls(http_proxy, token, [("calc_add", {"a": 1, "b": 2}), ("crm__lookup", {"customer_id": "c1"})])
+    )
+    assert _text(added) == "3" and gone.is_error  # the in-process tool runs; the dead upstream's tools fail
+    ran = [
+        (r["tool"], r["outcome"])
+        for r in AuditLog(Database(str(tmp_path / "gw.db"))).rows()
+        if r["kind"] == "execution"
+    ]
+    assert ("crm.crash", "error") in ran and ("calc.add", "ok") in ran

@@ -4,6 +4,7 @@ bodies (SSE), bodies that end at EOF, closed connections, timeouts and refused r
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import Awaitable, Callable
 
 import httpx2
@@ -11,7 +12,11 @@ import pytest
 
 pytest.importorskip("httptools")
 
+from mcp_types import INTERNAL_ERROR
+
 from agentcore.gateway.mcp.http11 import Http11Transport, upstream_transport
+from agentcore.gateway.mcp.upstream import _AnsweredPosts
+from tests.gateway.test_mcp import _free_port  # nothing listens there once it returns
 
 BIG = bytes(range(256)) * 4096  # 1 MiB
 Handler = Callable[[str, asyncio.StreamWriter], Awaitable[bool]]  # path, writer -> keep the connection open
@@ -157,6 +162,56 @@ def test_malformed_responses_fail_the_request() -> None:
                 await http.get(f"http://127.0.0.1:{port}/garbage")
             with pytest.raises(httpx2.ReadError):
                 await http.get(f"http://127.0.0.1:{port}/short")
+
+    asyncio.run(main())
+
+
+def test_a_second_response_in_the_same_read_fails_the_request() -> None:
+    """Parsed on, the forged response's body was queued as the rest of the first one's: b"hiforged"."""
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/two":
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged"
+            )
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        return True
+
+    async def main() -> None:
+        server, port, connections = await _serve(handler)
+        async with server, httpx2.AsyncClient(transport=Http11Transport()) as http:
+            with pytest.raises(httpx2.RemoteProtocolError, match="second response"):
+                await http.get(f"http://127.0.0.1:{port}/two")
+            assert (await http.get(f"http://127.0.0.1:{port}/ok")).content == b"ok"
+            assert connections[0] == 2  # the failed connection was not reused
+
+    asyncio.run(main())
+
+
+def test_a_post_the_upstream_never_answers_gets_a_json_rpc_error() -> None:
+    """What the proxy's upstream clients use: the SDK let such a transport error take the whole proxy down."""
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    packed = gzip.compress(answer)
+
+    async def handler(path: str, writer: asyncio.StreamWriter) -> bool:
+        if path == "/cut":  # promises more JSON than it sends, then closes
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 99\r\n\r\n{")
+            return False
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n")
+        writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(packed), packed))
+        return True
+
+    async def main() -> None:
+        server, port, _ = await _serve(handler)
+        async with server, httpx2.AsyncClient(transport=_AnsweredPosts(Http11Transport())) as http:
+            for path in ("/cut", "/closed-port"):
+                url = f"http://127.0.0.1:{port if path == '/cut' else _free_port()}{path}"
+                failed = await http.post(url, json={})
+                assert failed.status_code == 502 and failed.json()["error"]["code"] == INTERNAL_ERROR
+            assert (await http.post(f"http://127.0.0.1:{port}/ok", json={})).content == answer
+            with pytest.raises(httpx2.ConnectError):  # a GET (listen stream) failure is the SDK's to handle
+                await http.get(f"http://127.0.0.1:{_free_port()}/")
 
     asyncio.run(main())
 

@@ -19,6 +19,8 @@ from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
@@ -328,8 +330,15 @@ class McpProxy:
     async def run_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         import uvicorn
 
+        try:
+            from agentcore.gateway.mcp.front import BoundedHttpTools
+
+            protocol: Any = BoundedHttpTools
+        except ImportError:  # pragma: no cover - httptools is in the mcp extra; h11 bounds heads (16 KiB) itself
+            protocol = "h11"
         async with self.upstreams:
-            config = uvicorn.Config(self.http_app(host), host=host, port=port, log_level="warning", access_log=False)
+            config = uvicorn.Config(self.http_app(host), host=host, port=port, log_level="warning", access_log=False,
+                                    http=protocol)  # fmt: skip
             await uvicorn.Server(config).serve()
 
 
@@ -379,12 +388,15 @@ class _CallerMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_headers = dict(scope.get("headers") or [])
+        raw_headers = scope.get("headers") or []
+        request_headers = dict(raw_headers)
         if self.metadata is not None and scope["path"].rstrip("/") in _METADATA_PATHS:
             document = {"resource": self._resource(scope, request_headers), **self.metadata}
             await _respond(send, 200, json.dumps(document).encode(), [])
             return
         try:
+            if sum(name == b"authorization" for name, _ in raw_headers) > 1:  # which one a front checked is unknown
+                raise AuthError("more than one Authorization header: send exactly one bearer token")
             caller = self.verify(request_headers.get(b"authorization", b"").decode("latin-1") or None)
         except AuthError as error:
             log.warning("rejected MCP request: %s", error)
@@ -396,6 +408,7 @@ class _CallerMiddleware:
             await _respond(send, 401, body, [(b"www-authenticate", challenge.encode("latin-1"))])
             return
         scope.setdefault("state", {})["agentcore_caller"] = caller
+        scope["user"] = _session_owner(caller)
         token = _http_caller.set(caller)
         try:
             await self.app(scope, receive, send)
@@ -426,6 +439,18 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def _session_owner(caller: Caller) -> AuthenticatedUser:
+    """The caller as the SDK's session owner: a ``Mcp-Session-Id`` is then served only to the caller (principal,
+    agent and tenant) whose request opened it; anyone else gets 404, as for an unknown session.
+
+    Without an owner, the SDK served a session to whoever sent its id, and its responses are routed by JSON-RPC id
+    alone: another caller posting the same id while a call was in flight received that call's result.
+    """
+    principal, agent, tenant = caller
+    owner = AccessToken(token="", client_id=agent.id, scopes=[], subject=canonical.dumps([tenant, principal.id]))
+    return AuthenticatedUser(owner)
 
 
 def _identity_caller(identity: Identity) -> Caller:

@@ -34,6 +34,7 @@ from agentcore.gateway.registry import tool_from_callable
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 NOT_A_TOOL = "mcp:not-a-tool"  # tag of the gateway actions behind resources and prompts
+_BODY_FRAMING = (b"content-encoding", b"content-length", b"transfer-encoding")
 _URI_SCHEMA = {"type": "object", "properties": {"uri": {"type": "string"}}, "required": ["uri"]}
 
 
@@ -60,9 +61,8 @@ class Upstreams:
             params = StdioServerParameters(command=target.command, args=target.args, env=target.env or None)
             return Client(params, cache=None, message_handler=feed.message_handler)
         assert target.url is not None
-        http = httpx2.AsyncClient(
-            headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0), transport=upstream_transport()
-        )
+        transport = _AnsweredPosts(upstream_transport() or httpx2.AsyncHTTPTransport())
+        http = httpx2.AsyncClient(headers=target.headers, timeout=httpx2.Timeout(30.0, read=300.0), transport=transport)
         self._stack.push_async_callback(http.aclose)
         # Parsed once here: given the text, httpx2 parses it again for every forwarded call (a third of building
         # each request). The transport hands it only to httpx2, which takes either.
@@ -132,6 +132,38 @@ class Upstreams:
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
+
+
+class _AnsweredPosts(httpx2.AsyncBaseTransport):
+    """A POST the upstream never answered (refused, dropped before or within a JSON answer, timed out, malformed)
+    gets a 502 with a JSON-RPC error, which the SDK hands to that one call.
+
+    The SDK lets the transport's exception out of the POST's task instead: it ended the client's task group, and
+    with it the whole proxy (every client, every target), when one upstream crashed during a call. A JSON answer
+    is read whole here for that (the SDK reads it whole anyway); an SSE one is streamed, and the SDK handles its
+    failures itself.
+    """
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method != "POST":  # the SDK handles a failed GET (listen stream) or DELETE itself
+            return await self.inner.handle_async_request(request)
+        try:
+            response = await self.inner.handle_async_request(request)
+            if not response.headers.get("content-type", "").startswith("application/json"):
+                return response
+            body = await response.aread()
+        except httpx2.TransportError as error:
+            log.warning("upstream %s: %s: %s", request.url, type(error).__name__, error)
+            failure = {"code": types.INTERNAL_ERROR, "message": f"the upstream did not answer ({type(error).__name__})"}
+            return httpx2.Response(502, json={"jsonrpc": "2.0", "id": None, "error": failure}, request=request)
+        headers = [(k, v) for k, v in response.headers.raw if k.lower() not in _BODY_FRAMING]  # body is decoded
+        return httpx2.Response(response.status_code, headers=headers, content=body, request=request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class UpstreamToolError(Exception):
