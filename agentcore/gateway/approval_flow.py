@@ -17,6 +17,8 @@ from agentcore.gateway.approvals import ANY_TENANT, Approval, ApprovalStore, Ten
 from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
 from agentcore.gateway.identity import PrincipalLike, as_principal
+from agentcore.policies.model import AgentInfo, Principal
+from agentcore.policies.text import canonical_text
 
 if TYPE_CHECKING:
     from agentcore.gateway.gateway import Gateway
@@ -58,6 +60,31 @@ class Approvals:
         self, approval_id: str, *, by: PrincipalLike, tenant: str | None = None, note: str | None = None
     ) -> Approval:
         return self.store.decide(approval_id, by=as_principal(by), tenant=tenant, approve=False, note=note)
+
+    def of_requester(
+        self,
+        approval_id: str,
+        *,
+        tool: str,
+        principal: Principal,
+        agent: AgentInfo,
+        session: str | None,
+        tenant: str | None,
+    ) -> Approval:
+        """The approval ``approval_id`` when it is this caller's request for ``tool`` (the MCP proxy's ``_meta``
+        resume names one). Any other answer is audited, as a denied call: naming an approval that is not yours
+        is an attempt on someone else's call."""
+        approval_id = approval_id[:100]  # ids are 24 characters; a longer text is echoed back and audited bounded
+        try:
+            approval = self.store.get(approval_id)
+            caller = (tool, principal.id, agent.id, None if tenant is None else canonical_text(tenant))
+            if (approval.tool, approval.requester, approval.agent.get("id"), approval.tenant) != caller:
+                raise ApprovalError(f"approval {approval_id} is not a request of yours for this tool")
+        except ApprovalError as refused:
+            event = self.gateway._event(tool, principal, session, tenant)
+            self.gateway._record(event, "deny", "invalid", {"error": str(refused), "approval_id": approval_id})
+            raise
+        return approval
 
     def execute(self, approval_id: str) -> Any:
         """Run an approved call once; a later call returns the stored result instead of executing again."""

@@ -310,6 +310,12 @@ def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_pr
     for thief in (_token("eve", ["admin"], org="acme"), _token("root", ["admin"], org="globex")):
         stolen = asyncio.run(call(thief, approval_id))  # another principal, and the same id in another tenant
         assert stolen.is_error and "not a request of yours" in _text(stolen)
+    refused = [
+        r for r in AuditLog(Database(database)).rows() if r["outcome"] == "invalid" and approval_id in r["detail"]
+    ]
+    assert sorted((r["principal"], r["tenant"], r["effect"]) for r in refused) == [
+        ("eve", "acme", "deny"), ("root", "globex", "deny")
+    ]  # an attempt on another's approval is audited  # fmt: skip
     assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"
     assert _text(asyncio.run(call(root, approval_id))) == "deleted vip8"  # the stored result; it ran once
     ran = [r for r in AuditLog(Database(database)).rows() if r["kind"] == "execution"]

@@ -8,6 +8,7 @@ bearer JWT on HTTP (checked by an ASGI middleware before the MCP layer; bad toke
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import importlib.util
 import ipaddress
@@ -33,14 +34,13 @@ from opentelemetry import trace
 
 from agentcore.errors import ConfigError
 from agentcore.gateway import canonical
-from agentcore.gateway.errors import ApprovalError, ApprovalRequired, GatewayError, ToolExecutionError
+from agentcore.gateway.errors import ApprovalRequired, GatewayError, ToolExecutionError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.mcp.auth import AuthError, Caller, JwtVerifier
 from agentcore.gateway.mcp.config import Identity, ProxyConfig
 from agentcore.gateway.mcp.upstream import NOT_A_TOOL, Upstreams, UpstreamToolError
 from agentcore.gateway.naming import name_map
 from agentcore.policies.model import AgentInfo, Principal
-from agentcore.policies.text import canonical_text
 from agentcore.references import load_reference
 
 log = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ class McpProxy:
         approval_id = (params.meta or {}).get(APPROVAL_META)
         try:
             if approval_id is not None:
-                result = await self._approved(str(approval_id), name, (principal, agent, tenant))
+                result = await self._approved(str(approval_id), name, (principal, agent, tenant), session)
             else:
                 result = await self.gateway.acall(
                     name, params.arguments or {}, principal=principal, agent=agent, session=session, tenant=tenant,
@@ -216,15 +216,16 @@ class McpProxy:
             return types.CallToolResult.model_validate(result)
         return _wrap(result)
 
-    async def _approved(self, approval_id: str, name: str, caller: Caller) -> Any:
+    async def _approved(self, approval_id: str, name: str, caller: Caller, session: str) -> Any:
         """The call of the approval named in ``_meta``, for its requester only: the approved arguments run once;
         after that the stored result comes back."""
-        approval = await asyncio.to_thread(self.gateway.approvals.get, approval_id)
-        principal, agent, tenant = caller  # the claim's tenant as written; requests store it canonical
-        if (approval.tool, approval.requester, approval.agent.get("id"), approval.tenant) != (
-            name, principal.id, agent.id, None if tenant is None else canonical_text(tenant),
-        ):  # fmt: skip
-            raise ApprovalError(f"approval {approval_id} is not a request of yours for this tool")
+        principal, agent, tenant = caller
+        approval = await asyncio.to_thread(
+            functools.partial(
+                self.gateway.approvals.of_requester, approval_id, tool=name, principal=principal, agent=agent,
+                session=session, tenant=tenant,
+            )
+        )  # fmt: skip
         if approval.status == "pending":
             raise ApprovalRequired(approval.tool, approval.id, " and ".join(approval.missing_roles) or None)
         return await self.gateway.approvals.wait(approval_id, 0)
