@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from agentcore.gateway.identity import canonical_tenant
 from agentcore.gateway.mcp.auth import AuthError, JwtVerifier
 from agentcore.gateway.mcp.config import Auth
 from agentcore.policies.model import Principal
-from agentcore.policies.text import canonical_text
 
 SESSION_COOKIE = "agentcore_console"
 LOGIN_COOKIE = "agentcore_console_login"
@@ -45,7 +45,7 @@ class Authenticator:
     def sign_in(self, token: str) -> Approver:
         """The approver a pasted token names; AuthError says what is wrong with it."""
         principal, _, tenant = self.verifier.verify(f"Bearer {token.strip()}")
-        return Approver(principal, self._csrf(token.strip()), None if tenant is None else canonical_text(tenant))
+        return Approver(principal, self._csrf(token.strip()), canonical_tenant(tenant))
 
     def approver(self, request: Request) -> Approver | None:
         token = request.cookies.get(SESSION_COOKIE)

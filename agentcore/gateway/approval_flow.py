@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from agentcore.gateway.approvals import ANY_TENANT, Approval, ApprovalStore, TenantFilter
 from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
-from agentcore.gateway.identity import PrincipalLike, as_principal
+from agentcore.gateway.identity import PrincipalLike, as_principal, canonical_tenant
 from agentcore.policies.model import AgentInfo, Principal
-from agentcore.policies.text import canonical_text
 
 if TYPE_CHECKING:
     from agentcore.gateway.gateway import Gateway
@@ -77,8 +76,7 @@ class Approvals:
         approval_id = approval_id[:100]  # ids are 24 characters; a longer text is echoed back and audited bounded
         try:
             approval = self.store.get(approval_id)
-            caller = (tool, principal.id, agent.id, None if tenant is None else canonical_text(tenant))
-            if (approval.tool, approval.requester, approval.agent.get("id"), approval.tenant) != caller:
+            if not approval.is_requested_by(tool, principal.id, agent.id, canonical_tenant(tenant)):
                 raise ApprovalError(f"approval {approval_id} is not a request of yours for this tool")
         except ApprovalError as refused:
             event = self.gateway._event(tool, principal, session, tenant)

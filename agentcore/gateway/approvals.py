@@ -28,8 +28,8 @@ from agentcore.gateway.audit import AuditEvent, AuditLog
 from agentcore.gateway.audit_keys import load_chain_keys
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ApprovalError
+from agentcore.gateway.identity import canonical_tenant
 from agentcore.policies.model import Principal
-from agentcore.policies.text import canonical_text
 
 _COLS = (
     "id", "created", "expires", "status", "tool", "args", "principal", "agent", "session", "tenant",
@@ -125,9 +125,11 @@ class Approval(BaseModel):
 
     def is_call(self, tool: str, args: dict[str, Any], principal: str, agent: str, tenant: str | None) -> bool:
         """Whether this request is for exactly this call (same tool, canonical args and caller)."""
-        return (self.tool, self.args, self.requester, self.agent.get("id"), self.tenant) == (
-            tool, args, principal, agent, tenant,
-        )  # fmt: skip
+        return self.args == args and self.is_requested_by(tool, principal, agent, tenant)
+
+    def is_requested_by(self, tool: str, principal: str, agent: str, tenant: str | None) -> bool:
+        """Whether this caller (canonical ids and tenant) asked for this request's tool."""
+        return (self.tool, self.requester, self.agent.get("id"), self.tenant) == (tool, principal, agent, tenant)
 
 
 class ApprovalStore:
@@ -206,7 +208,7 @@ class ApprovalStore:
         """The request; with ``tenant``, only a request of that tenant (another's reads as no such request)."""
         with self.db.read() as cur:
             approval = self._load(cur, approval_id)
-        if tenant is not ANY_TENANT and approval.tenant != _canonical(tenant):
+        if tenant is not ANY_TENANT and approval.tenant != canonical_tenant(tenant):
             raise _unknown(approval_id)
         if approval.status in ("pending", "approved") and approval.expires <= time.time():
             self._transition(approval_id, approval.status, "expired")
@@ -234,7 +236,7 @@ class ApprovalStore:
             where.append("tenant IS NULL")
         elif tenant is not ANY_TENANT:
             where.append("tenant = ?")
-            params.append(_canonical(tenant))
+            params.append(canonical_tenant(tenant))
         query = f"SELECT {', '.join(_COLS)} FROM gateway_approvals" + (" WHERE " + " AND ".join(where) if where else "")
         with self.db.read() as cur:
             cur.execute(self.db.sql(query + " ORDER BY created"), tuple(params))
@@ -257,7 +259,7 @@ class ApprovalStore:
         Raise ApprovalError naming what is wrong. The decision and its audit record (who, as which role, in which
         tenant) commit together: no sign-off without its record.
         """
-        approval, tenant = self.get(approval_id), _canonical(tenant)
+        approval, tenant = self.get(approval_id), canonical_tenant(tenant)
         role = _role_for(approval, by, tenant, approve)
         missing = [r for r in approval.missing_roles if r != role] if approve else approval.missing_roles
         settled = not approve or not missing
@@ -344,11 +346,6 @@ def _other_tenant(approval_id: str, tenant: str | None, untenanted: bool) -> str
     if untenanted:
         return f"approval {approval_id} was requested without a tenant: only an approver without one may decide it"
     return f"approval {approval_id} is not a request of tenant {tenant!r}: only an approver of its tenant may decide it"
-
-
-def _canonical(tenant: str | None) -> str | None:
-    """The tenant as requests store it (canonical text, as the approver's id is): one spelling of each tenant."""
-    return None if tenant is None else canonical_text(tenant)
 
 
 def _unknown(approval_id: str) -> ApprovalError:

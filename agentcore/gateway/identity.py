@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcore.policies.model import AgentInfo, Principal
+from agentcore.policies.text import canonical_text
 
 PrincipalLike = Principal | str | Mapping[str, Any]
 AgentLike = AgentInfo | str | Mapping[str, Any] | None
@@ -28,6 +29,11 @@ def as_principal(value: PrincipalLike) -> Principal:
     """``"alice"`` -> Principal(id="alice"); a mapping needs ``id`` and may hold ``roles`` and ``attributes``."""
     fields = principal_fields(value)
     return fields if isinstance(fields, Principal) else Principal.model_validate(fields)
+
+
+def canonical_tenant(tenant: str | None) -> str | None:
+    """The tenant as calls and approval requests store it: one spelling of each (``None``: no tenant)."""
+    return None if tenant is None else canonical_text(tenant)
 
 
 def as_agent(value: AgentLike) -> AgentInfo:

@@ -60,9 +60,11 @@ def wires(tmp_path: Path) -> Iterator[Wires]:
         gw.close()
 
 
-def _request(gw: Gateway, args: dict[str, Any] = BIG) -> ApprovalRequired:
+def _request(
+    gw: Gateway, args: dict[str, Any] = BIG, *, principal: dict[str, Any] = TREASURER, tenant: str | None = None
+) -> ApprovalRequired:
     with pytest.raises(ApprovalRequired) as info:
-        gw.call("wire.send", args, principal=TREASURER)
+        gw.call("wire.send", args, principal=principal, tenant=tenant)
     return info.value
 
 
@@ -207,19 +209,13 @@ def test_concurrent_retries_of_an_approved_call_run_it_once(wires: Wires) -> Non
     assert sent == [args] and results.count("sent 5000 to acme") >= 1
 
 
-def _request_in(gw: Gateway, tenant: str | None, principal: dict[str, Any] = TREASURER) -> str:
-    with pytest.raises(ApprovalRequired) as info:
-        gw.call("wire.send", BIG, principal=principal, tenant=tenant)
-    return info.value.approval_id
-
-
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 def test_only_an_approver_of_the_requesters_tenant_decides(
     wires: Wires, tmp_path: Path, store: str, request: pytest.FixtureRequest
 ) -> None:
     database = str(tmp_path / "gw.db") if store == "sqlite" else request.getfixturevalue("pg_url")
     gw, sent = wires(database=database)
-    aid = _request_in(gw, "acme")
+    aid = _request(gw, tenant="acme").approval_id
     gw.approvals.approve(aid, by=SUPERVISOR, tenant="acme")
     for decide in (gw.approvals.approve, gw.approvals.reject):
         with pytest.raises(ApprovalError, match="not a request of tenant 'globex'") as refused:
@@ -246,12 +242,12 @@ def test_the_same_id_in_two_tenants_is_two_principals(wires: Wires) -> None:
     decides. A request made without a tenant is decided by an approver without one, as before."""
     gw, sent = wires()
     bob = {"id": "bob", "roles": ["treasury", "supervisor", "cfo"]}
-    aid = _request_in(gw, "acme", bob)
+    aid = _request(gw, principal=bob, tenant="acme").approval_id
     with pytest.raises(ApprovalError, match="'bob' requested this call and cannot decide its own"):
         gw.approvals.approve(aid, by=bob, tenant="acme")
     with pytest.raises(ApprovalError, match="not a request of tenant 'globex'"):
         gw.approvals.approve(aid, by=bob, tenant="globex")
-    untenanted = _request_in(gw, None)
+    untenanted = _request(gw).approval_id
     with pytest.raises(ApprovalError, match="requested without a tenant: only an approver without one"):
         gw.approvals.approve(untenanted, by=SUPERVISOR, tenant="acme")
     assert sent == [] and _records(gw, "approval") == []
@@ -263,7 +259,7 @@ def test_the_same_id_in_two_tenants_is_two_principals(wires: Wires) -> None:
 
 def test_the_cli_decides_and_lists_as_an_approver_of_a_tenant(wires: Wires) -> None:
     gw, sent = wires()
-    aid = _request_in(gw, "acme")
+    aid = _request(gw, tenant="acme").approval_id
     database = gw.db.url.removeprefix("sqlite:///")
     approve = ["gateway", "approvals", "approve", aid, "-d", database, "--by", "sam", "--role", "supervisor"]
     for extra, reason in (([], "requested in a tenant"), (["--tenant", "globex"], "not a request of tenant 'globex'")):
@@ -286,7 +282,7 @@ def test_the_approvers_tenant_is_compared_in_the_canonical_form_requests_store(w
     """A request's tenant is stored canonical (NFKC, invisible characters removed), and so is the approver's
     compared (as their id is): the spelling the caller used names the same tenant for its approvers."""
     gw, sent = wires()
-    aid = _request_in(gw, "ａｃｍｅ")  # fullwidth: the tenant acme
+    aid = _request(gw, tenant="ａｃｍｅ").approval_id  # fullwidth: the tenant acme
     assert gw.approvals.get(aid).tenant == "acme" and [a.id for a in gw.approvals.list(tenant="ａｃｍｅ")] == [aid]
     with pytest.raises(ApprovalError, match="not a request of tenant 'acme-eu'"):
         gw.approvals.approve(aid, by=SUPERVISOR, tenant="acme-eu")

@@ -17,6 +17,7 @@ from typing import Any
 from agentcore.errors import AgentCoreError
 from agentcore.gateway.anchors import AnchorSink
 from agentcore.gateway.audit import AuditLog, VerifyResult
+from agentcore.gateway.identity import canonical_tenant
 from agentcore.policies.text import canonical_text
 
 LIMIT = 500
@@ -84,7 +85,7 @@ def _of_tenant(audit: AuditLog, tenant: str | None) -> Iterator[dict[str, Any]]:
     Both sides are compared canonical: a call refused before validation stores its tenant as the caller sent it.
     A stored tenant of an odd type (a tampered row) is nobody's, so it cannot break the page that shows tampering.
     """
-    wanted = None if tenant is None else canonical_text(tenant)
+    wanted = canonical_tenant(tenant)
     return (record for record in audit.rows() if _same_tenant(record["tenant"], wanted))
 
 
