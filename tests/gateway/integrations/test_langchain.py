@@ -151,10 +151,16 @@ def test_resuming_runs_the_other_calls_of_the_message_no_second_time(make_gatewa
     results = tool_messages(state)
     assert [m.tool_call_id for m in results] == ["call_0", "call_1", "call_2", "call_3"]
     assert json.loads(results[1].content) == {"order_id": "o1", "refunded": 900}
-    assert results[3].status == "error" and "denied by policy" in results[3].content
-    if mode == "ainvoke in two loops" and results[2].status == "error":  # cancelled: the model reads it may have run
-        assert "it may have run. Do not retry it." in results[2].content and runs["refunds.issue"] <= 2
-    else:
+    cancelled = [m.status == "error" and "it may have run. Do not retry it." in m.content for m in results]
+    assert mode == "ainvoke in two loops" or not any(cancelled)  # only a closing loop cancels a call in flight
+    if not cancelled[2]:
         assert json.loads(results[2].content) == {"order_id": "o2", "refunded": 100}
-        assert runs == {"crm.lookup": 1, "refunds.issue": 2}  # o2 was refunded once, not again on the re-run
-    assert runs["crm.lookup"] <= 1 and [row["effect"] for row in gw.audit.rows()].count("deny") == 1
+        assert runs["refunds.issue"] == 2  # o2 was refunded once, not again on the re-run
+    lookups = runs.get("crm.lookup", 0)
+    assert runs["refunds.issue"] <= 2 and (lookups == 1 or (cancelled[0] and lookups == 0))
+    assert "email.send" not in runs
+    denies = [row["effect"] for row in gw.audit.rows()].count("deny")
+    if cancelled[3]:  # the adapter cannot tell how far the gateway got: the deny was recorded at most once
+        assert denies <= 1
+    else:
+        assert results[3].status == "error" and "denied by policy" in results[3].content and denies == 1
