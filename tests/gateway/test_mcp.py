@@ -433,7 +433,7 @@ def test_config_durability_reaches_the_gateway_and_write_ahead_is_always_on(tmp_
 def test_jwt_verifier_caches_only_valid_unexpired_tokens(monkeypatch: Any) -> None:
     monkeypatch.setenv("GW_TEST_SECRET", SECRET)
     verifier = JwtVerifier(Auth(algorithms=["HS256"], secret_env="GW_TEST_SECRET", leeway_s=0), cache_size=2)
-    expires = int(time.time()) + 1
+    expires = int(time.time()) + 2  # JWT times are whole seconds: valid for at least one more
     token = jwt.encode({"sub": "bob", "roles": ["support"], "exp": expires}, SECRET, algorithm="HS256")
     first = verifier.verify(f"Bearer {token}")
     assert verifier.verify(f"Bearer {token}") is first  # served from the cache
