@@ -893,7 +893,10 @@ class Gateway:
         tenant: str | None = None,
         device: str = "trn3",
     ) -> Receipt:
-        """Charge one LLM call's tokens (priced by the simulated serving model) to the ledger budget rules read."""
+        """Charge one LLM call's tokens (priced by the simulated serving model) to the ledger budget rules read.
+
+        ``tenant`` is filed as a call names it, in canonical form, so the call's budget rules read it back; only
+        ``None`` (no tenant) is filed under ``"default"``."""
         if self.ledger is None:
             raise ConfigError(
                 "this gateway has no ledger: create it with Gateway(..., ledger=Ledger()) to record spend"
@@ -901,7 +904,7 @@ class Gateway:
         from agentcore.accel.serving.usage import record_llm_usage  # lazily: accel imports onnx (seconds)
 
         user, agent = (canonical_text(name) if name is not None else None for name in (user, agent))
-        tenant = canonical_text(tenant or "default")
+        tenant = "default" if tenant is None else canonical_text(tenant)  # "" is a tenant, as budget rules read it
         return record_llm_usage(
             self.ledger, model, input_tokens, output_tokens, device=device, tenant=tenant, agent=agent, user=user
         )

@@ -35,3 +35,21 @@ def test_gateway_llm_usage_counts_toward_accelerator_spend_budgets(tmp_path: Pat
     with pytest.raises(ConfigError, match="no ledger"):
         bare.record_llm_usage("llama-3.1-8b", 10, 10, user="alice")
     bare.close()
+
+
+def test_llm_usage_is_charged_to_the_tenant_its_calls_name(tmp_path: Path) -> None:
+    """Budget rules read the ledger for the call's tenant; an empty tenant (a claim of "", or one of zero-width
+    characters only) was filed under "default", so its budget read nothing and was never exhausted."""
+    database = str(tmp_path / "shared.db")
+    (tmp_path / "budget.policy").write_text(
+        'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 0.01 USD.\n'
+    )
+    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=Ledger(database))
+    gw.tool(_echo, name="t.echo")
+    for tenant in ("", "\u200b", "ａｃｍｅ"):
+        gw.record_llm_usage("llama-3.1-405b", 200_000, 20_000, user="mallory", tenant=tenant, device="h100")
+    for tenant in ("", "acme"):
+        with pytest.raises(ToolDenied, match="spend"):
+            gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant=tenant)
+    assert gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant="default") == "hi"  # no one's spend
+    gw.close()
