@@ -26,6 +26,7 @@ from sqlmodel import Field, SQLModel
 from agentcore.accel.sim.device import DeviceShare
 from agentcore.config import as_url, database_url
 from agentcore.errors import ConfigError
+from agentcore.text import canonical_text
 
 if TYPE_CHECKING:
     from agentcore.accel.runtime import Receipt
@@ -149,6 +150,15 @@ def _flush_at_exit() -> None:
             log.warning("could not flush %d buffered receipts at exit: %s", len(ledger._pending), error)
 
 
+_OWNER = ("tenant", "agent", "user")
+
+
+def _canonical_owner(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with its tenant, agent and user in canonical text, as the gateway's budget rules name them: a
+    receipt filed under ``ａｃｍｅ`` or ``bob\\u200b`` is acme's and bob's spend, not a budget's blind spot."""
+    return {key: canonical_text(v) if key in _OWNER and isinstance(v, str) else v for key, v in fields.items()}
+
+
 class Ledger:
     """Receipts in a SQL database (default: :func:`agentcore.config.database_url`)."""
 
@@ -180,7 +190,7 @@ class Ledger:
         :meth:`report`, :meth:`export` flush first, so a budget check always sees every receipt recorded
         before it), or at process exit, whichever comes first, even if the ledger object itself is dropped.
         """
-        row = receipt.model_dump(include=set(ReceiptRow.model_fields) - {"id", "at"})
+        row = _canonical_owner(receipt.model_dump(include=set(ReceiptRow.model_fields) - {"id", "at"}))
         row["at"] = at or datetime.now(UTC)
         with self._lock:
             self._pending.append((row, shares))
@@ -227,7 +237,9 @@ class Ledger:
                 _UNFLUSHED.discard(self)
 
     def _filters(self, table: Any, window: timedelta | None, now: datetime | None, **keys: str | None) -> list[Any]:
-        clauses = [getattr(ReceiptRow, key) == value for key, value in keys.items() if value is not None]
+        clauses = [
+            getattr(ReceiptRow, key) == value for key, value in _canonical_owner(keys).items() if value is not None
+        ]
         if window is not None:
             if window <= timedelta(0):
                 raise ConfigError(f"spend window must be positive, got {window}")

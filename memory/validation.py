@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcore.memory.errors import InvalidMemoryInputError
-from agentcore.policies.text import LONE_SURROGATE
+from agentcore.text import LONE_SURROGATE
 
 MAX_ID_CHARS = 255
 MAX_METADATA_ENTRIES = 32

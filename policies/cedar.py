@@ -40,7 +40,6 @@ from agentcore.policies.engine import NO_CONTEXT
 from agentcore.policies.errors import PolicyError, Problem
 from agentcore.policies.model import Principal, Request
 from agentcore.policies.named import definitions_of
-from agentcore.policies.text import canonical_text
 from agentcore.policies.values import (
     Env,
     Unevaluable,
@@ -50,6 +49,7 @@ from agentcore.policies.values import (
     equality_key,
     is_number,
 )
+from agentcore.text import canonical_text
 
 _DECIMAL_LIMIT = Decimal("922337203685477.5807")  # Cedar decimals: a 64-bit integer of ten-thousandths
 _TEN_THOUSANDTH = Decimal("0.0001")

@@ -21,8 +21,8 @@ from agentcore.policies.errors import PolicyCheckError, Problem
 from agentcore.policies.model import Effect, Reason, RedactPattern
 from agentcore.policies.named import definitions_of, named_problems
 from agentcore.policies.regex import compile_regex
-from agentcore.policies.text import canonical_text
 from agentcore.policies.values import Env
+from agentcore.text import canonical_text
 
 REDACTION_PATTERNS = {
     "email": RedactPattern(name="email", regex=r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),

@@ -17,7 +17,6 @@ from agentcore.policies.context import Scope
 from agentcore.policies.items import Slow, item_tally
 from agentcore.policies.quantities import LIMIT, MIDNIGHT, instant, moment, moments, ordered, same
 from agentcore.policies.regex import compile_regex
-from agentcore.policies.text import canonical_text
 from agentcore.policies.values import (
     Env,
     Getter,
@@ -35,6 +34,7 @@ from agentcore.policies.values import (
     zone,
 )
 from agentcore.policies.values import ValueCompileError as CompileError
+from agentcore.text import canonical_text
 
 Test = Callable[[Env], bool]
 from_date, from_timestamp, combine = date.fromisoformat, datetime.fromisoformat, datetime.combine

@@ -40,8 +40,8 @@ from agentcore.policies.model import (
     Request,
 )
 from agentcore.policies.parser import SCHEMA_SUFFIX, parse
-from agentcore.policies.text import canonical_text
 from agentcore.policies.values import Env, Unevaluable
+from agentcore.text import canonical_text
 
 logger = logging.getLogger(__name__)
 POLICY_SUFFIX = ".policy"

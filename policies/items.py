@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from agentcore.policies import ast
 from agentcore.policies.quantities import LIMIT, exact
-from agentcore.policies.text import canonical_text
+from agentcore.text import canonical_text
 
 ItemTest = Callable[[Any], bool]
 ItemValue = Callable[[Any], Any]

@@ -1,7 +1,7 @@
 """The decision contract: what the gateway asks (:class:`Request`) and what the engine answers (:class:`Decision`).
 
 These models are the border between ``agentcore.policies`` and its callers; they only grow (additive changes).
-Arguments and identities are canonicalised on the way in (strings in :func:`~agentcore.policies.text.canonical_text`
+Arguments and identities are canonicalised on the way in (strings in :func:`~agentcore.text.canonical_text`
 form, tuples to lists, keys to strings), so policy comparisons see one spelling of each value whatever look-alike
 or invisible characters an agent sent. Validated with ``context={"unicode": "reject"}``, an identity string (ids,
 roles, session, tenant) that is not already canonical is an error of type ``noncanonical_text`` instead.
@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from agentcore.policies.text import LONE_SURROGATE, canonical_problem, canonical_text
+from agentcore.text import LONE_SURROGATE, canonical_problem, canonical_text
 
 MAX_ARG_DEPTH = 64
 

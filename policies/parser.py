@@ -22,8 +22,8 @@ from lark.lexer import PatternStr
 from agentcore.policies import ast
 from agentcore.policies.errors import PolicySyntaxError, Problem
 from agentcore.policies.inline import InlineParser
-from agentcore.policies.text import LONE_SURROGATE
 from agentcore.policies.transform import LocatedError, ToAst
+from agentcore.text import LONE_SURROGATE
 
 logger = logging.getLogger(__name__)
 

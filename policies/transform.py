@@ -17,7 +17,7 @@ from lark.tree import Meta
 
 from agentcore.policies import ast
 from agentcore.policies.errors import Problem
-from agentcore.policies.text import LONE_SURROGATE
+from agentcore.text import LONE_SURROGATE
 
 MAX_DURATION_S = 100 * 366 * 86400  # longer windows are typos, and overflow datetime arithmetic
 

@@ -33,7 +33,7 @@ from agentcore.policies.quantities import (
     ordered,
     show,
 )
-from agentcore.policies.text import canonical_text
+from agentcore.text import canonical_text
 
 __all__ = ["Env", "Getter", "Missing", "Unevaluable", "compile_value"]
 

@@ -1,6 +1,6 @@
 """Canonical JSON for tool arguments: the one form that policies see, the audit hashes and tools receive.
 
-Strings are in :func:`~agentcore.policies.text.canonical_text` form (NFKC, no invisible characters); the gateway's
+Strings are in :func:`~agentcore.text.canonical_text` form (NFKC, no invisible characters); the gateway's
 ``unicode`` setting says whether other strings are rewritten into it or refused.
 
 Limits live here because hostile input (NUL bytes, megabyte strings, deep nesting, NaN) must be rejected
@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentcore.policies.text import LONE_SURROGATE, canonical_problem, canonical_text, is_canonical_text
+from agentcore.text import LONE_SURROGATE, canonical_problem, canonical_text, is_canonical_text
 
 JSONValue = Any  # a JSON value: None, bool, int, float, str, list, dict with str keys
 UnicodeMode = Literal["canonicalize", "reject"]  # deliver non-canonical text rewritten, or refuse the call

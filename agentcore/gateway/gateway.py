@@ -67,7 +67,6 @@ from agentcore.gateway.telemetry import GatewayTelemetry, current_call
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
-from agentcore.policies.text import canonical_text
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -895,16 +894,15 @@ class Gateway:
     ) -> Receipt:
         """Charge one LLM call's tokens (priced by the simulated serving model) to the ledger budget rules read.
 
-        ``tenant`` is filed as a call names it, in canonical form, so the call's budget rules read it back; only
-        ``None`` (no tenant) is filed under ``"default"``."""
+        ``tenant`` is filed as a call names it (the ledger keeps ids in canonical form), so the call's budget rules
+        read it back; only ``None`` (no tenant) is filed under ``"default"``."""
         if self.ledger is None:
             raise ConfigError(
                 "this gateway has no ledger: create it with Gateway(..., ledger=Ledger()) to record spend"
             )
         from agentcore.accel.serving.usage import record_llm_usage  # lazily: accel imports onnx (seconds)
 
-        user, agent = (canonical_text(name) if name is not None else None for name in (user, agent))
-        tenant = "default" if tenant is None else canonical_text(tenant)  # "" is a tenant, as budget rules read it
+        tenant = "default" if tenant is None else tenant  # "" is a tenant, as budget rules read it
         return record_llm_usage(
             self.ledger, model, input_tokens, output_tokens, device=device, tenant=tenant, agent=agent, user=user
         )

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcore.policies.model import AgentInfo, Principal
-from agentcore.policies.text import canonical_text
+from agentcore.text import canonical_text
 
 PrincipalLike = Principal | str | Mapping[str, Any]
 AgentLike = AgentInfo | str | Mapping[str, Any] | None

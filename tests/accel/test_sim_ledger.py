@@ -57,6 +57,19 @@ def test_reports_group_by_any_key(ledger: Ledger) -> None:
     assert by_user == {("acme", "ann"): 2, ("acme", "bob"): 1, ("globex", "cy"): 1}
 
 
+def test_owners_are_kept_in_canonical_form(tmp_path: Path) -> None:
+    """Budget rules ask for the canonical ids the gateway decides on: a receipt filed under a fullwidth or
+    zero-width spelling was nobody's spend, and a budget of acme's bob never saw it."""
+    ledger = Ledger(f"sqlite:///{tmp_path / 'agentcore.db'}")
+    ledger.record(_receipt("ａｃｍｅ", 1.0, user="bob\u200b", agent="ｔｒｉａｇｅ"), at=NOW)
+    ledger.record(_receipt("acme", 2.0, user="bob", agent="triage"), at=NOW)
+    for asked in ({"tenant": "acme", "user": "bob"}, {"tenant": "ａｃｍｅ", "user": "ｂｏｂ"}, {"agent": "triage"}):
+        assert ledger.spend(**asked).usd == pytest.approx(3.0), asked
+    assert [(row.group, row.usd) for row in ledger.report(by=("tenant", "user"))] == [
+        ({"tenant": "acme", "user": "bob"}, 3.0)
+    ]
+
+
 def test_device_shares_are_reported_per_core(tmp_path: Path) -> None:
     ledger = Ledger(f"sqlite:///{tmp_path / 'd.db'}")
     shares = [DeviceShare("trn2/chip0/core0", 0.3, 0.03, 30.0), DeviceShare("trn2/chip0/core1", 0.1, 0.01, 10.0)]

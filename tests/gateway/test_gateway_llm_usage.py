@@ -8,6 +8,7 @@ import pytest
 
 from agentcore import Gateway, ToolDenied
 from agentcore.accel.ledger import Ledger
+from agentcore.accel.serving.usage import record_llm_usage
 from agentcore.errors import ConfigError
 
 
@@ -52,4 +53,22 @@ def test_llm_usage_is_charged_to_the_tenant_its_calls_name(tmp_path: Path) -> No
         with pytest.raises(ToolDenied, match="spend"):
             gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant=tenant)
     assert gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant="default") == "hi"  # no one's spend
+    gw.close()
+
+
+def test_spend_recorded_outside_the_gateway_counts_for_the_canonical_caller(tmp_path: Path) -> None:
+    """An application charging the ledger itself (its embeddings, its own LLM calls) with the ids as its users typed
+    them: ``ｍａｌｌｏｒｙ`` of ``ａｃｍｅ`` is mallory of acme, whose budget rule must see that spend."""
+    database = str(tmp_path / "shared.db")
+    ledger = Ledger(database)
+    (tmp_path / "budget.policy").write_text(
+        'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 0.01 USD.\n'
+    )
+    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=ledger)
+    gw.tool(_echo, name="t.echo")
+    record_llm_usage(
+        ledger, "llama-3.1-405b", 200_000, 20_000, tenant="ａｃｍｅ", user="ｍａｌｌｏｒｙ\u200b", device="h100"
+    )
+    with pytest.raises(ToolDenied, match="spend"):
+        gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant="acme")
     gw.close()

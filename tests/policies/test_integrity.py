@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from agentcore.cli import app
 from agentcore.policies import Effect, PolicyCheckError, PolicyEngine, PolicySyntaxError, Request
-from agentcore.policies.text import canonical_text, is_canonical_text
+from agentcore.text import canonical_text, is_canonical_text
 
 RUNNER = CliRunner()
 

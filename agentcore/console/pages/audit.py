@@ -18,7 +18,7 @@ from agentcore.errors import AgentCoreError
 from agentcore.gateway.anchors import AnchorSink
 from agentcore.gateway.audit import AuditLog, VerifyResult
 from agentcore.gateway.identity import canonical_tenant
-from agentcore.policies.text import canonical_text
+from agentcore.text import canonical_text
 
 LIMIT = 500
 FILTERS = ("user", "agent", "tool", "effect", "rule", "since", "until")

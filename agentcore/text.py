@@ -4,6 +4,9 @@
 text a URL parser will really see once the tool receives it. Removed: Unicode's default-ignorable code points
 (zero-width space and joiners, soft hyphen, word joiner, BOM, variation selectors, Hangul fillers, tag
 characters...) and the bidi controls (all of which are default-ignorable), from DerivedCoreProperties.txt.
+
+It lives beside ``errors`` because every layer compares identities with it: the policy engine, the gateway, memory,
+and the accelerator ledger that budget rules read.
 """
 
 from __future__ import annotations
