@@ -127,6 +127,10 @@ class Approval(BaseModel):
         """Whether this request is for exactly this call (same tool, canonical args and caller)."""
         return self.args == args and self.is_requested_by(tool, principal, agent, tenant)
 
+    def names_roles(self, roles: list[str]) -> bool:
+        """Whether every one of ``roles`` is an approver role of this request (so must sign it off)."""
+        return set(roles) <= set(self.approver_roles)
+
     def is_requested_by(self, tool: str, principal: str, agent: str, tenant: str | None) -> bool:
         """Whether this caller (canonical ids and tenant) asked for this request's tool."""
         return (self.tool, self.requester, self.agent.get("id"), self.tenant) == (tool, principal, agent, tenant)
@@ -179,10 +183,13 @@ class ApprovalStore:
         rules: list[str],
         ttl_s: float,
     ) -> Approval:
-        """The open (pending or approved, unexpired) request for exactly this call, else a new pending one.
+        """The open (pending or approved, unexpired) request for exactly this call that names every one of
+        ``approver_roles``, else a new pending one.
 
         A caller retrying a call that awaits approval gets the same request back, not another one; retrying it
-        once approved gets the approved request, which the gateway then executes (once).
+        once approved gets the approved request, which the gateway then executes (once). A retry that now needs
+        a role the open request lacks (the caller's roles or claims changed, or the policy did) is a new request:
+        the old one's sign-offs never cover a requirement their approvers were not asked about.
         """
         if not approver_roles:
             raise ValueError("an approval request needs at least one approver role")
@@ -192,7 +199,8 @@ class ApprovalStore:
             cur.execute(self._open, (tool, encoded, now))
             for found in cur.fetchall():
                 approval = _approval(dict(zip(_COLS, found, strict=True)))
-                if approval.is_call(tool, args, str(principal["id"]), str(agent.get("id")), tenant):
+                caller = (tool, args, str(principal["id"]), str(agent.get("id")), tenant)
+                if approval.is_call(*caller) and approval.names_roles(approver_roles):
                     return self._load(cur, approval.id)  # with its sign-offs so far
             row = {
                 "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",

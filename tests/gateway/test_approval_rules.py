@@ -140,6 +140,22 @@ def test_a_retried_call_finds_its_request_and_runs_once_approved(wires: Wires) -
     assert _request(gw, args).approval_id not in (first.approval_id, other.value.approval_id)  # consumed
 
 
+def test_a_retry_that_now_needs_another_role_is_a_new_request_not_the_approved_one(wires: Wires) -> None:
+    """Approved with the supervisor's sign-off; the requester is then put on probation, which needs the cfo too.
+    Her retry must not run on the old sign-offs (it ran: the request matched on ids alone)."""
+    policy = POLICY + 'require approval from role "cfo" for wire.send for users with role "probation".\n'
+    gw, sent = wires(policy)
+    args = {"to": "acme", "amount": 5000}
+    first = _request(gw, args)
+    gw.approvals.approve(first.approval_id, by=SUPERVISOR, execute=False)
+    on_probation = {"id": "tess", "roles": ["treasury", "probation"]}
+    again = _request(gw, args, principal=on_probation)
+    assert again.approval_id != first.approval_id and sent == []
+    assert gw.approvals.get(again.approval_id).approver_roles == ["supervisor", "cfo"]
+    assert gw.call("wire.send", args, principal=TREASURER) == "sent 5000 to acme"  # as she was: the approved call
+    assert sent == [args]
+
+
 def test_an_approval_rule_without_a_role_is_a_checker_error_and_denies(wires: Wires, tmp_path: Path) -> None:
     text = 'policy "w"\nallow wire.send.\nrequire approval for wire.send when amount is more than 1000.\n'
     (finding,) = [f for f in check([parse(text, "w.policy")]) if f.severity == "error"]
