@@ -274,13 +274,15 @@ class ApprovalStore:
         now = time.time()
 
         def decide_in(cur: Any) -> None:  # in the audit record's transaction
-            current = self._load(cur, approval_id)
-            if current.status != "pending" or current.expires <= now or current.signoffs != approval.signoffs:
-                raise ApprovalError(f"approval {approval_id} was decided meanwhile or expired; check its status")
+            current, at = self._load(cur, approval_id), time.time()  # the time now that the lock is held
+            if current.status != "pending" or current.expires <= at or current.signoffs != approval.signoffs:
+                raise _decided_meanwhile(approval_id)
             if approve:
                 cur.execute(self._sign, (approval_id, role, by.id, now, note))
             if settled:
-                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, now))
+                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, at))
+                if cur.rowcount != 1:  # expired by a writer that does not hold the audit's lock (PostgreSQL)
+                    raise _decided_meanwhile(approval_id)  # rolls back the sign-off and the audit record
 
         event = AuditEvent(
             kind="approval",
@@ -354,6 +356,10 @@ def _other_tenant(approval_id: str, tenant: str | None, untenanted: bool) -> str
     if untenanted:
         return f"approval {approval_id} was requested without a tenant: only an approver without one may decide it"
     return f"approval {approval_id} is not a request of tenant {tenant!r}: only an approver of its tenant may decide it"
+
+
+def _decided_meanwhile(approval_id: str) -> ApprovalError:
+    return ApprovalError(f"approval {approval_id} was decided meanwhile or expired; check its status")
 
 
 def _unknown(approval_id: str) -> ApprovalError:

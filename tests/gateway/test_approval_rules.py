@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from agentcore import ApprovalRequired, Gateway, ToolDenied
 from agentcore.cli import app
 from agentcore.gateway import ApprovalError
-from agentcore.gateway.approvals import Approval
+from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.db import Database
 from agentcore.policies import parse
 from agentcore.policies.checker import check
 
@@ -190,6 +191,34 @@ def test_concurrent_approvers_sign_a_role_off_once(wires: Wires) -> None:
         thread.join()
     assert sorted(outcomes) == ["refused"] * 7 + ["signed"]
     assert gw.approvals.get(pending.approval_id).missing_roles == ["cfo"] and sent == []
+
+
+def test_a_request_expired_by_another_writer_mid_decision_records_no_approval(
+    wires: Wires, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a decision holds the audit's lock and an expiry (``get`` past the TTL, any process) takes the
+    approvals' lock: the expiry can commit between the decision's read and its update. The update then matched
+    nothing, yet the sign-off and an ``approved`` audit record committed for an expired request."""
+    gw, sent = wires(database=pg_url)
+    pending = _request(gw, {"to": "acme", "amount": 5000})
+    other = Database(pg_url)
+    store, load, reads = gw.approvals.store, gw.approvals.store._load, []
+
+    def expiring_load(cur: Any, approval_id: str) -> Approval:
+        found = load(cur, approval_id)
+        reads.append(approval_id)
+        if len(reads) == 2:  # decide_in's read, in the audit's transaction: another process expires it now
+            assert ApprovalStore(other)._transition(approval_id, "pending", "expired")
+        return found
+
+    monkeypatch.setattr(store, "_load", expiring_load)
+    with pytest.raises(ApprovalError, match="decided meanwhile or expired"):
+        gw.approvals.approve(pending.approval_id, by=SUPERVISOR)
+    monkeypatch.undo()
+    other.close()
+    expired = gw.approvals.get(pending.approval_id)
+    assert (expired.status, expired.signoffs, sent) == ("expired", [], [])
+    assert _records(gw, "approval") == []
 
 
 def test_a_cli_sign_off_joins_a_keyed_audit_chain(wires: Wires, tmp_path: Path) -> None:
