@@ -188,8 +188,9 @@ class ApprovalStore:
 
         A caller retrying a call that awaits approval gets the same request back, not another one; retrying it
         once approved gets the approved request, which the gateway then executes (once). A retry that now needs
-        a role the open request lacks (the caller's roles or claims changed, or the policy did) is a new request:
-        the old one's sign-offs never cover a requirement their approvers were not asked about.
+        a role the open request lacks (the caller's roles or claims changed, or the policy did) is a new request,
+        and the old one expires: its sign-offs never cover a requirement their approvers were not asked about,
+        and one call never has two open requests that could each run it.
         """
         if not approver_roles:
             raise ValueError("an approval request needs at least one approver role")
@@ -199,9 +200,11 @@ class ApprovalStore:
             cur.execute(self._open, (tool, encoded, now))
             for found in cur.fetchall():
                 approval = _approval(dict(zip(_COLS, found, strict=True)))
-                caller = (tool, args, str(principal["id"]), str(agent.get("id")), tenant)
-                if approval.is_call(*caller) and approval.names_roles(approver_roles):
+                if not approval.is_call(tool, args, str(principal["id"]), str(agent.get("id")), tenant):
+                    continue
+                if approval.names_roles(approver_roles):
                     return self._load(cur, approval.id)  # with its sign-offs so far
+                cur.execute(self._move, ("expired", approval.id, approval.status))  # superseded by the new one
             row = {
                 "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",
                 "tool": tool, "args": encoded, "principal": canonical.dumps(principal),

@@ -143,7 +143,8 @@ def test_a_retried_call_finds_its_request_and_runs_once_approved(wires: Wires) -
 
 def test_a_retry_that_now_needs_another_role_is_a_new_request_not_the_approved_one(wires: Wires) -> None:
     """Approved with the supervisor's sign-off; the requester is then put on probation, which needs the cfo too.
-    Her retry must not run on the old sign-offs (it ran: the request matched on ids alone)."""
+    Her retry must not run on the old sign-offs (it ran: the request matched on ids alone), and the old request
+    expires (else a later ``execute`` of it would run the call a second time)."""
     policy = POLICY + 'require approval from role "cfo" for wire.send for users with role "probation".\n'
     gw, sent = wires(policy)
     args = {"to": "acme", "amount": 5000}
@@ -153,7 +154,11 @@ def test_a_retry_that_now_needs_another_role_is_a_new_request_not_the_approved_o
     again = _request(gw, args, principal=on_probation)
     assert again.approval_id != first.approval_id and sent == []
     assert gw.approvals.get(again.approval_id).approver_roles == ["supervisor", "cfo"]
-    assert gw.call("wire.send", args, principal=TREASURER) == "sent 5000 to acme"  # as she was: the approved call
+    with pytest.raises(ApprovalError, match="is expired"):
+        gw.approvals.execute(first.approval_id)
+    gw.approvals.approve(again.approval_id, by=SUPERVISOR, execute=False)
+    gw.approvals.approve(again.approval_id, by=CFO, execute=False)
+    assert gw.call("wire.send", args, principal=on_probation) == "sent 5000 to acme"
     assert sent == [args]
 
 
