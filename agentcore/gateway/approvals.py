@@ -127,6 +127,10 @@ class Approval(BaseModel):
         """Whether this request is for exactly this call (same tool, canonical args and caller)."""
         return self.args == args and self.is_requested_by(tool, principal, agent, tenant)
 
+    def names_roles(self, roles: list[str]) -> bool:
+        """Whether every one of ``roles`` is an approver role of this request (so must sign it off)."""
+        return set(roles) <= set(self.approver_roles)
+
     def is_requested_by(self, tool: str, principal: str, agent: str, tenant: str | None) -> bool:
         """Whether this caller (canonical ids and tenant) asked for this request's tool."""
         return (self.tool, self.requester, self.agent.get("id"), self.tenant) == (tool, principal, agent, tenant)
@@ -179,10 +183,14 @@ class ApprovalStore:
         rules: list[str],
         ttl_s: float,
     ) -> Approval:
-        """The open (pending or approved, unexpired) request for exactly this call, else a new pending one.
+        """The open (pending or approved, unexpired) request for exactly this call that names every one of
+        ``approver_roles``, else a new pending one.
 
         A caller retrying a call that awaits approval gets the same request back, not another one; retrying it
-        once approved gets the approved request, which the gateway then executes (once).
+        once approved gets the approved request, which the gateway then executes (once). A retry that now needs
+        a role the open request lacks (the caller's roles or claims changed, or the policy did) is a new request,
+        and the old one expires: its sign-offs never cover a requirement their approvers were not asked about,
+        and one call never has two open requests that could each run it.
         """
         if not approver_roles:
             raise ValueError("an approval request needs at least one approver role")
@@ -192,8 +200,11 @@ class ApprovalStore:
             cur.execute(self._open, (tool, encoded, now))
             for found in cur.fetchall():
                 approval = _approval(dict(zip(_COLS, found, strict=True)))
-                if approval.is_call(tool, args, str(principal["id"]), str(agent.get("id")), tenant):
+                if not approval.is_call(tool, args, str(principal["id"]), str(agent.get("id")), tenant):
+                    continue
+                if approval.names_roles(approver_roles):
                     return self._load(cur, approval.id)  # with its sign-offs so far
+                cur.execute(self._move, ("expired", approval.id, approval.status))  # superseded by the new one
             row = {
                 "id": "apr_" + uuid.uuid4().hex[:20], "created": now, "expires": now + ttl_s, "status": "pending",
                 "tool": tool, "args": encoded, "principal": canonical.dumps(principal),
@@ -266,13 +277,15 @@ class ApprovalStore:
         now = time.time()
 
         def decide_in(cur: Any) -> None:  # in the audit record's transaction
-            current = self._load(cur, approval_id)
-            if current.status != "pending" or current.expires <= now or current.signoffs != approval.signoffs:
-                raise ApprovalError(f"approval {approval_id} was decided meanwhile or expired; check its status")
+            current, at = self._load(cur, approval_id), time.time()  # the time now that the lock is held
+            if current.status != "pending" or current.expires <= at or current.signoffs != approval.signoffs:
+                raise _decided_meanwhile(approval_id)
             if approve:
                 cur.execute(self._sign, (approval_id, role, by.id, now, note))
             if settled:
-                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, now))
+                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, at))
+                if cur.rowcount != 1:  # expired by a writer that does not hold the audit's lock (PostgreSQL)
+                    raise _decided_meanwhile(approval_id)  # rolls back the sign-off and the audit record
 
         event = AuditEvent(
             kind="approval",
@@ -346,6 +359,10 @@ def _other_tenant(approval_id: str, tenant: str | None, untenanted: bool) -> str
     if untenanted:
         return f"approval {approval_id} was requested without a tenant: only an approver without one may decide it"
     return f"approval {approval_id} is not a request of tenant {tenant!r}: only an approver of its tenant may decide it"
+
+
+def _decided_meanwhile(approval_id: str) -> ApprovalError:
+    return ApprovalError(f"approval {approval_id} was decided meanwhile or expired; check its status")
 
 
 def _unknown(approval_id: str) -> ApprovalError:

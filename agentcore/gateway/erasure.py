@@ -21,6 +21,7 @@ from agentcore.gateway.approvals import ApprovalRow, SignoffRow
 from agentcore.gateway.db import Database
 from agentcore.gateway.sealing import Sealer
 from agentcore.gateway.state import CallRow, forget_cached_history
+from agentcore.text import canonical_text
 
 log = logging.getLogger(__name__)
 _TABLES = ("gateway_audit_subjects", "gateway_calls", "gateway_approvals", "gateway_approval_signoffs")
@@ -38,9 +39,13 @@ class ForgetReport(BaseModel):
 
 
 def forget_subject(db: Database, subject: str, sealer: Sealer | None = None) -> ForgetReport:
-    """Destroy ``subject``'s audit keys and delete their history and approvals, in one transaction."""
+    """Destroy ``subject``'s audit keys and delete their history and approvals, in one transaction.
+
+    ``subject`` is read in canonical form, the spelling calls, keys and sign-offs store: ``forget("s\u200bam")``
+    is sam, whose sign-offs on pending requests must go (another spelling would match nothing and leave them)."""
     if not isinstance(subject, str) or not subject:
         raise ValueError("forget needs a non-empty subject id")
+    subject = canonical_text(subject)
     sealer = sealer or Sealer(db)
     db.create([CallRow, ApprovalRow, SignoffRow])
     legacy = inspect(db.engine).has_table(_LEGACY_RESERVATIONS)

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from agentcore import ApprovalRequired, Gateway, ToolDenied
 from agentcore.cli import app
 from agentcore.gateway import ApprovalError
-from agentcore.gateway.approvals import Approval
+from agentcore.gateway.approvals import Approval, ApprovalStore
+from agentcore.gateway.db import Database
 from agentcore.policies import parse
 from agentcore.policies.checker import check
 
@@ -140,6 +141,27 @@ def test_a_retried_call_finds_its_request_and_runs_once_approved(wires: Wires) -
     assert _request(gw, args).approval_id not in (first.approval_id, other.value.approval_id)  # consumed
 
 
+def test_a_retry_that_now_needs_another_role_is_a_new_request_not_the_approved_one(wires: Wires) -> None:
+    """Approved with the supervisor's sign-off; the requester is then put on probation, which needs the cfo too.
+    Her retry must not run on the old sign-offs (it ran: the request matched on ids alone), and the old request
+    expires (else a later ``execute`` of it would run the call a second time)."""
+    policy = POLICY + 'require approval from role "cfo" for wire.send for users with role "probation".\n'
+    gw, sent = wires(policy)
+    args = {"to": "acme", "amount": 5000}
+    first = _request(gw, args)
+    gw.approvals.approve(first.approval_id, by=SUPERVISOR, execute=False)
+    on_probation = {"id": "tess", "roles": ["treasury", "probation"]}
+    again = _request(gw, args, principal=on_probation)
+    assert again.approval_id != first.approval_id and sent == []
+    assert gw.approvals.get(again.approval_id).approver_roles == ["supervisor", "cfo"]
+    with pytest.raises(ApprovalError, match="is expired"):
+        gw.approvals.execute(first.approval_id)
+    gw.approvals.approve(again.approval_id, by=SUPERVISOR, execute=False)
+    gw.approvals.approve(again.approval_id, by=CFO, execute=False)
+    assert gw.call("wire.send", args, principal=on_probation) == "sent 5000 to acme"
+    assert sent == [args]
+
+
 def test_an_approval_rule_without_a_role_is_a_checker_error_and_denies(wires: Wires, tmp_path: Path) -> None:
     text = 'policy "w"\nallow wire.send.\nrequire approval for wire.send when amount is more than 1000.\n'
     (finding,) = [f for f in check([parse(text, "w.policy")]) if f.severity == "error"]
@@ -174,6 +196,34 @@ def test_concurrent_approvers_sign_a_role_off_once(wires: Wires) -> None:
         thread.join()
     assert sorted(outcomes) == ["refused"] * 7 + ["signed"]
     assert gw.approvals.get(pending.approval_id).missing_roles == ["cfo"] and sent == []
+
+
+def test_a_request_expired_by_another_writer_mid_decision_records_no_approval(
+    wires: Wires, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a decision holds the audit's lock and an expiry (``get`` past the TTL, any process) takes the
+    approvals' lock: the expiry can commit between the decision's read and its update. The update then matched
+    nothing, yet the sign-off and an ``approved`` audit record committed for an expired request."""
+    gw, sent = wires(database=pg_url)
+    pending = _request(gw, {"to": "acme", "amount": 5000})
+    other = Database(pg_url)
+    store, load, reads = gw.approvals.store, gw.approvals.store._load, []
+
+    def expiring_load(cur: Any, approval_id: str) -> Approval:
+        found = load(cur, approval_id)
+        reads.append(approval_id)
+        if len(reads) == 2:  # decide_in's read, in the audit's transaction: another process expires it now
+            assert ApprovalStore(other)._transition(approval_id, "pending", "expired")
+        return found
+
+    monkeypatch.setattr(store, "_load", expiring_load)
+    with pytest.raises(ApprovalError, match="decided meanwhile or expired"):
+        gw.approvals.approve(pending.approval_id, by=SUPERVISOR)
+    monkeypatch.undo()
+    other.close()
+    expired = gw.approvals.get(pending.approval_id)
+    assert (expired.status, expired.signoffs, sent) == ("expired", [], [])
+    assert _records(gw, "approval") == []
 
 
 def test_a_cli_sign_off_joins_a_keyed_audit_chain(wires: Wires, tmp_path: Path) -> None:

@@ -141,9 +141,13 @@ def test_forget_leaves_no_history_record_in_memory(tmp_path: Path) -> None:
     gw.close()
 
 
-def test_forget_an_approver_withdraws_their_pending_signoffs_and_unnames_the_rest(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spelling", ["sam", "s\u200bam", "\uff53am"])  # zero-width, fullwidth: sam all the same
+def test_forget_an_approver_withdraws_their_pending_signoffs_and_unnames_the_rest(
+    tmp_path: Path, spelling: str
+) -> None:
     """A sign-off holds the approver's id and note: forgetting them leaves neither, and a request still pending
-    needs that role again (under a blanked name one person could meet two roles)."""
+    needs that role again (under a blanked name one person could meet two roles). The id is read canonical, as
+    the gateway stores it: another spelling of sam left his sign-off counting."""
     (tmp_path / "wires.policy").write_text(
         'policy "wires"\nallow wire.send.\nrequire approval from role "supervisor" for wire.send when amount > 1000.\n'
         'require approval from role "cfo" for wire.send when amount > 10000.\n'
@@ -161,7 +165,7 @@ def test_forget_an_approver_withdraws_their_pending_signoffs_and_unnames_the_res
     pending, settled = ids
     gw.approvals.approve(pending, by=sam, note="sam-note-pending", execute=False)
     assert gw.approvals.approve(settled, by=sam, note="sam-note-settled") == "sent 5000"
-    report = gw.forget("sam")
+    report = gw.forget(spelling)
     assert report.signoffs == 2
     assert gw.approvals.get(pending).signoffs == [] and len(gw.approvals.get(pending).missing_roles) == 2
     (signoff,) = gw.approvals.get(settled).signoffs

@@ -310,6 +310,8 @@ def test_an_approval_id_in_meta_runs_the_approved_call_for_its_requester(http_pr
     for thief in (_token("eve", ["admin"], org="acme"), _token("root", ["admin"], org="globex")):
         stolen = asyncio.run(call(thief, approval_id))  # another principal, and the same id in another tenant
         assert stolen.is_error and "not a request of yours" in _text(stolen)
+    demoted = asyncio.run(call(_token("root", ["support"], org="acme"), approval_id))  # no longer an admin
+    assert demoted.is_error and "denied by policy" in _text(demoted)  # decided for the caller as they are now
     refused = [
         r for r in AuditLog(Database(database)).rows() if r["outcome"] == "invalid" and approval_id in r["detail"]
     ]

@@ -218,7 +218,11 @@ class McpProxy:
 
     async def _approved(self, approval_id: str, name: str, caller: Caller, session: str) -> Any:
         """The call of the approval named in ``_meta``, for its requester only: the approved arguments run once;
-        after that the stored result comes back."""
+        after that the stored result comes back.
+
+        An approved request runs as a retry of its call by this caller would: decided for the caller as the
+        token names them now, so a role or claim they lost (or one that needs another approver) is not walked
+        around by naming the request instead of repeating its arguments."""
         principal, agent, tenant = caller
         approval = await asyncio.to_thread(
             functools.partial(
@@ -228,6 +232,11 @@ class McpProxy:
         )  # fmt: skip
         if approval.status == "pending":
             raise ApprovalRequired(approval.tool, approval.id, " and ".join(approval.missing_roles) or None)
+        if approval.status == "approved":
+            return await self.gateway.acall(
+                approval.tool, approval.args, principal=principal, agent=agent, session=session, tenant=tenant,
+                approval="raise",
+            )  # fmt: skip
         return await self.gateway.approvals.wait(approval_id, 0)
 
     # ---- resources and prompts: listed per caller, each read or get decided and audited like a tool call -------
