@@ -16,14 +16,19 @@ def _echo(text: str) -> str:
     return text
 
 
-def test_gateway_llm_usage_counts_toward_accelerator_spend_budgets(tmp_path: Path) -> None:
+def _budgeted(tmp_path: Path) -> Gateway:
+    """A gateway with a ledger and a 0.01 USD daily budget per user, in ``tmp_path/shared.db``."""
     database = str(tmp_path / "shared.db")
-    ledger = Ledger(database)
     (tmp_path / "budget.policy").write_text(
         'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 0.01 USD.\n'
     )
-    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=ledger)
+    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=Ledger(database))
     gw.tool(_echo, name="t.echo")
+    return gw
+
+
+def test_gateway_llm_usage_counts_toward_accelerator_spend_budgets(tmp_path: Path) -> None:
+    gw = _budgeted(tmp_path)
     assert gw.call("t.echo", {"text": "hi"}, principal="alice") == "hi"
     spent = 0.0
     while spent <= 0.01:  # a long agent session on the largest model
@@ -32,7 +37,7 @@ def test_gateway_llm_usage_counts_toward_accelerator_spend_budgets(tmp_path: Pat
         gw.call("t.echo", {"text": "hi"}, principal="alice")
     assert gw.call("t.echo", {"text": "hi"}, principal="bob") == "hi"
     gw.close()
-    bare = Gateway(tmp_path / "budget.policy", database=database)
+    bare = Gateway(tmp_path / "budget.policy", database=str(tmp_path / "shared.db"))
     with pytest.raises(ConfigError, match="no ledger"):
         bare.record_llm_usage("llama-3.1-8b", 10, 10, user="alice")
     bare.close()
@@ -41,12 +46,7 @@ def test_gateway_llm_usage_counts_toward_accelerator_spend_budgets(tmp_path: Pat
 def test_llm_usage_is_charged_to_the_tenant_its_calls_name(tmp_path: Path) -> None:
     """Budget rules read the ledger for the call's tenant; an empty tenant (a claim of "", or one of zero-width
     characters only) was filed under "default", so its budget read nothing and was never exhausted."""
-    database = str(tmp_path / "shared.db")
-    (tmp_path / "budget.policy").write_text(
-        'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 0.01 USD.\n'
-    )
-    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=Ledger(database))
-    gw.tool(_echo, name="t.echo")
+    gw = _budgeted(tmp_path)
     for tenant in ("", "\u200b", "ａｃｍｅ"):
         gw.record_llm_usage("llama-3.1-405b", 200_000, 20_000, user="mallory", tenant=tenant, device="h100")
     for tenant in ("", "acme"):
@@ -59,15 +59,10 @@ def test_llm_usage_is_charged_to_the_tenant_its_calls_name(tmp_path: Path) -> No
 def test_spend_recorded_outside_the_gateway_counts_for_the_canonical_caller(tmp_path: Path) -> None:
     """An application charging the ledger itself (its embeddings, its own LLM calls) with the ids as its users typed
     them: ``ｍａｌｌｏｒｙ`` of ``ａｃｍｅ`` is mallory of acme, whose budget rule must see that spend."""
-    database = str(tmp_path / "shared.db")
-    ledger = Ledger(database)
-    (tmp_path / "budget.policy").write_text(
-        'policy "budget"\nallow t.echo.\ndeny any tool when accelerator spend of user today exceeds 0.01 USD.\n'
-    )
-    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=ledger)
-    gw.tool(_echo, name="t.echo")
+    gw = _budgeted(tmp_path)
+    assert gw.ledger is not None
     record_llm_usage(
-        ledger, "llama-3.1-405b", 200_000, 20_000, tenant="ａｃｍｅ", user="ｍａｌｌｏｒｙ\u200b", device="h100"
+        gw.ledger, "llama-3.1-405b", 200_000, 20_000, tenant="ａｃｍｅ", user="ｍａｌｌｏｒｙ\u200b", device="h100"
     )
     with pytest.raises(ToolDenied, match="spend"):
         gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant="acme")
