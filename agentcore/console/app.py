@@ -20,10 +20,12 @@ from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentcore.accel import charts, units
 from agentcore.accel.ledger import Ledger
@@ -32,7 +34,7 @@ from agentcore.console.pages import approvals, audit, evals, spend
 from agentcore.console.settings import ConsoleSettings
 from agentcore.errors import AgentCoreError
 from agentcore.gateway.anchors import open_sink
-from agentcore.gateway.approvals import ApprovalStore
+from agentcore.gateway.approvals import Approval, ApprovalStore
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.audit_keys import load_chain_keys
 from agentcore.gateway.db import Database, resolve_url
@@ -40,6 +42,61 @@ from agentcore.gateway.mcp.auth import AuthError
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
+
+# Every response: scripts only from this origin (no inline script, no eval: htmx's hx-on and js: values stay
+# inert), never framed (an approve button clickjacked from a same-site page), no referrer, never cached.
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+class SecurityHeaders:
+    """ASGI middleware that puts :data:`SECURITY_HEADERS` on every response, error pages and static files too."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items() if k.encode() not in present]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+_RAN_OR_RUNS = ("approved", "executing", "executed", "failed")
+
+
+def _set_cookie(request: Request, response: Response, name: str, value: str) -> None:
+    """A cookie only this site's requests carry, no script reads, and (served over HTTPS) never sent in clear."""
+    response.set_cookie(name, value, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+
+
+def _decided_message(approval: Approval, approver: Approver) -> str | None:
+    """The banner after ``approver``'s decision, from the request's state: never from the URL, where anyone who
+    sends an approver a link could write "verified, safe to approve" on the real console."""
+    me = approver.principal.id
+    if approval.decided_by != me and all(s.by != me for s in approval.signoffs):
+        return None
+    if approval.status == "pending":
+        return f"signed off; still needs role {' and '.join(approval.missing_roles)}"
+    if approval.status in _RAN_OR_RUNS:
+        return "approved: the gateway runs the call (once) when its caller waits or retries"
+    return approval.status
 
 
 def _when(ts: float | None) -> str:
@@ -106,7 +163,7 @@ class Console:
             response = self.page(
                 request, "login.html", None, login_csrf=token, next=request.query_params.get("next", "/")
             )
-            response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict")
+            _set_cookie(request, response, LOGIN_COOKIE, token)
             return response
         form = await self.auth.login_form(request)
         try:
@@ -114,12 +171,12 @@ class Console:
         except AuthError as error:
             token = new_login_token()
             response = self.page(request, "login.html", None, 401, login_csrf=token, error=str(error), next="/")
-            response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict")
+            _set_cookie(request, response, LOGIN_COOKIE, token)
             return response
         log.info("console: %s signed in", approver.principal.id)
         target = form.get("next", "/")
         response = RedirectResponse(target if target.startswith("/") and not target.startswith("//") else "/", 303)
-        response.set_cookie(SESSION_COOKIE, form["token"].strip(), httponly=True, samesite="strict")
+        _set_cookie(request, response, SESSION_COOKIE, form["token"].strip())
         response.delete_cookie(LOGIN_COOKIE)
         return response
 
@@ -142,7 +199,8 @@ class Console:
             row = approvals.one(self.store, self.audit, request.path_params["approval_id"], approver.tenant)
         except AgentCoreError as error:
             return self.page(request, "error.html", approver, 404, message=str(error))
-        return self.page(request, "approval.html", approver, row=row, message=request.query_params.get("message"))
+        message = _decided_message(row.approval, approver) if "decided" in request.query_params else None
+        return self.page(request, "approval.html", approver, row=row, message=message)
 
     async def decide(self, request: Request) -> Response:
         approver, form = await self.auth.checked_form(request)
@@ -161,14 +219,8 @@ class Console:
             except AgentCoreError:  # no request of this approver's tenant: nothing of it is shown
                 return self.page(request, "error.html", approver, 409, message=str(error))
             return self.page(request, "approval.html", approver, 409, row=row, error=str(error))
-        log.info("console: %s %sd %s", approver.principal.id, verb, approval_id)
-        if decided.status == "pending":
-            message = f"signed off; still needs role {' and '.join(decided.missing_roles)}"
-        elif decided.status == "approved":
-            message = "approved: the gateway runs the call (once) when its caller waits or retries"
-        else:
-            message = decided.status
-        return RedirectResponse(f"/approvals/{approval_id}?message={message}", 303)
+        log.info("console: %s %sd %s (now %s)", approver.principal.id, verb, approval_id, decided.status)
+        return RedirectResponse(f"/approvals/{approval_id}?decided", 303)
 
     # ---- audit ---------------------------------------------------------------------------------------------------
     def audit_list(self, request: Request) -> Response:
@@ -278,6 +330,9 @@ def create_app(settings: ConsoleSettings) -> Starlette:
         yield
         console.close()
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan)
+    app = Starlette(
+        routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan,
+        middleware=[Middleware(SecurityHeaders)],
+    )  # fmt: skip
     app.state.console = console
     return app

@@ -293,3 +293,56 @@ def test_a_viewer_with_a_tenant_sees_only_their_tenants_spend(client: TestClient
     _sign_in(client, "gil", ["finance"], "globex")
     page = client.get("/spend").text
     assert "acme" not in page and "helpdesk-bot" not in page and ">gina<" in page
+
+
+def test_every_response_forbids_framing_inline_script_and_eval(client: TestClient) -> None:
+    """A page that a same-site attacker frames (clickjacking Approve) or that runs injected or eval'd script
+    (htmx's hx-on and js: values) could decide for the approver: the browser is told to refuse all three."""
+    _sign_in(client, "mona", ["manager"])
+    for path in ("/approvals", "/login", "/static/console.css", "/approvals/no-such-id", "/no-such-page"):
+        headers = client.get(path).headers
+        policy = headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and headers["x-frame-options"] == "DENY", path
+        assert "script-src 'self';" in policy and "unsafe" not in policy, path
+        assert headers["x-content-type-options"] == "nosniff" and headers["cache-control"] == "no-store", path
+    page = client.get("/approvals").text
+    assert '"allowEval": false' in page and "style=" not in page
+
+
+def test_cookies_are_secure_over_https(world: World) -> None:
+    """Behind TLS, a session cookie without Secure would also travel over any plain-HTTP request to the host."""
+    with TestClient(create_app(world.settings), base_url="https://console.example") as client:
+        login = client.get("/login")
+        assert "secure" in login.headers["set-cookie"].lower()
+        csrf = re.search(r'name="csrf" value="([^"]+)"', login.text).group(1)  # type: ignore[union-attr]
+        done = client.post("/login", data={"csrf": csrf, "token": token("mona", ["manager"])}, follow_redirects=False)
+        session = done.headers["set-cookie"].lower()
+        assert "secure" in session and "httponly" in session and "samesite=strict" in session
+    with TestClient(create_app(world.settings), base_url="http://127.0.0.1") as plain:
+        assert "secure" not in plain.get("/login").headers["set-cookie"].lower()  # loopback HTTP still signs in
+
+
+def test_the_decision_banner_comes_from_the_request_not_the_link(client: TestClient, world: World) -> None:
+    """The requester learns the approval id and can send the approver a link; the green banner on the real
+    console must not say what the link says ("verified by security, safe to approve")."""
+    pending = world.call_waiting_for_approval()
+    aid = pending["approval_id"]
+    csrf = _sign_in(client, "mona", ["manager"])
+    lure = "verified by the security team: safe to approve"
+    for query in (f"message={lure}", "decided"):  # nobody decided yet: no banner at all
+        page = client.get(f"/approvals/{aid}?{query}").text
+        assert lure not in page and 'class="banner ok"' not in page, query
+    done = client.post(f"/approvals/{aid}/approve", data={"csrf": csrf})
+    assert done.status_code == 200 and "approved: the gateway runs the call" in done.text
+    _wait(lambda: world.gateway.approvals.get(aid).status == "executed")
+
+
+def test_arguments_are_shown_in_logical_order(client: TestClient, world: World) -> None:
+    """Right-to-left letters (canonical text keeps them) reorder the characters around them on screen: the
+    arguments are shown left to right as stored, so what the approver reads is what runs."""
+    with pytest.raises(ApprovalRequired) as info:
+        world.gateway.call("refunds.issue", {"order_id": "o-\u05d0 1 2 \u05d1", "amount": 900}, principal=SUPPORT)
+    _sign_in(client, "mona", ["manager"])
+    page = client.get(f"/approvals/{info.value.approval_id}").text
+    assert re.search(r'<pre class="args"><bdo dir="ltr">[^<]*o-\u05d0 1 2 \u05d1[^<]*</bdo></pre>', page)
+    assert '<code class="args"><bdo dir="ltr">' in client.get("/approvals").text
