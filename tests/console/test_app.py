@@ -72,6 +72,18 @@ def test_every_post_checks_its_csrf_token(client: TestClient, world: World) -> N
     world.gateway.approvals.reject(pending["approval_id"], by={"id": "mona", "roles": ["manager"]})
 
 
+def test_the_request_page_shows_the_arguments_that_will_run(client: TestClient, world: World) -> None:
+    """The inbox previews arguments redacted; the page an approver decides on showed them redacted too, so a
+    destination a detector matches (an IBAN, an email) was a placeholder and the approver approved it blind."""
+    destination = "DE89 3704 0044 0532 0130 00"
+    with pytest.raises(ApprovalRequired) as pending:
+        world.gateway.call("refunds.issue", {"order_id": destination, "amount": 900}, principal=SUPPORT)
+    _sign_in(client, "mona", ["manager"])
+    assert destination not in client.get("/approvals").text and "REDACTED" in client.get("/approvals").text
+    assert destination in client.get(f"/approvals/{pending.value.approval_id}").text
+    world.gateway.approvals.reject(pending.value.approval_id, by={"id": "mona", "roles": ["manager"]})
+
+
 def test_approval_roles_are_checked_as_the_api_checks_them(client: TestClient, world: World) -> None:
     pending = world.call_waiting_for_approval()
     aid = pending["approval_id"]

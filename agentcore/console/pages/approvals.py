@@ -17,7 +17,7 @@ from agentcore.gateway.approvals import Approval, ApprovalStore, TenantFilter
 from agentcore.gateway.audit import AuditLog
 from agentcore.gateway.redaction import DETECTORS, Redaction
 
-_SHOWN = Redaction(detectors=tuple(DETECTORS))  # arguments are shown with every built-in detector applied
+_PREVIEW = Redaction(detectors=tuple(DETECTORS))  # the inbox previews arguments with every built-in detector applied
 HISTORY = ("approved", "rejected", "executing", "executed", "failed", "expired")
 
 
@@ -49,14 +49,17 @@ def rows(store: ApprovalStore, audit: AuditLog, status: str | None, tenant: Tena
         listed = [a for a in store.list(None, tenant=tenant) if a.status in HISTORY]
     else:
         listed = store.list(status, tenant=tenant)
-    return [_row(a, rules, now) for a in sorted(listed, key=lambda a: a.created, reverse=status == "history")]
+    ordered = sorted(listed, key=lambda a: a.created, reverse=status == "history")
+    return [_row(a, _PREVIEW.apply(a.args)[0], rules, now) for a in ordered]
 
 
 def one(store: ApprovalStore, audit: AuditLog, approval_id: str, tenant: TenantFilter) -> Row:
-    return _row(store.get(approval_id, tenant=tenant), requested_rules(audit), time.time())
+    """One request with its arguments as the call will run them: the approver decides on what runs, and a
+    destination a detector matches (an email, an IBAN, a card) would otherwise be a placeholder."""
+    approval = store.get(approval_id, tenant=tenant)
+    return _row(approval, approval.args, requested_rules(audit), time.time())
 
 
-def _row(approval: Approval, rules: dict[str, list[dict[str, Any]]], now: float) -> Row:
-    shown, _ = _SHOWN.apply(approval.args)
+def _row(approval: Approval, shown: Any, rules: dict[str, list[dict[str, Any]]], now: float) -> Row:
     by_id = rules.get(approval.id) or [{"rule_id": r, "file": "", "line": 0, "text": ""} for r in approval.rules]
     return Row(approval, shown, by_id, now - approval.created, approval.expires - now)
