@@ -26,6 +26,7 @@ from langgraph.config import get_config
 from langgraph.types import interrupt
 
 from agentcore.gateway.adapters.calls import Caller, Outcome, ToolSpec, call_blocking, failure, success, tool_specs
+from agentcore.gateway.approvals import Approval
 from agentcore.gateway.errors import ApprovalRequired, GatewayError
 from agentcore.gateway.gateway import Gateway
 from agentcore.gateway.identity import AgentLike, PrincipalLike
@@ -227,10 +228,15 @@ class GatewayTool(BaseTool):
                 earlier = self._gw.approvals.get(resumed)
             except GatewayError:
                 return approval_id
-            approval = self._gw.approvals.get(approval_id)
-            same = (earlier.tool, earlier.args, earlier.principal) == (approval.tool, approval.args, approval.principal)
-            return resumed if same else approval_id
+            return resumed if _same_call(earlier, self._gw.approvals.get(approval_id)) else approval_id
         return approval_id
+
+
+def _same_call(earlier: Approval, approval: Approval) -> bool:
+    """Whether two requests are one call as the gateway counts it (tool, arguments, principal, agent, tenant),
+    with the same roles. Another tenant's or agent's twin is theirs: executed here, its result would go to this run."""
+    caller = (approval.tool, approval.args, approval.requester, approval.agent.get("id"), approval.tenant)
+    return earlier.principal == approval.principal and earlier.is_call(*caller)
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
 
 from agentcore import Gateway
+from agentcore.gateway.errors import ApprovalRequired
 from agentcore.integrations.langchain import langchain_tools
 
 Factory = Callable[..., tuple[Gateway, dict[str, int]]]
@@ -164,3 +165,21 @@ def test_resuming_runs_the_other_calls_of_the_message_no_second_time(make_gatewa
         assert denies <= 1
     else:
         assert results[3].status == "error" and "denied by policy" in results[3].content and denies == 1
+
+
+@pytest.mark.parametrize("other", [{"tenant": "globex"}, {"agent": "other-bot"}])
+def test_resume_with_another_callers_approval_runs_not_theirs(make_gateway: Factory, other: dict[str, Any]) -> None:
+    """The resume value may name only a decided approval of this very call: same tool, arguments, principal,
+    agent and tenant. Another tenant's (or agent's) approved twin is theirs: its result must not reach this run."""
+    gw, runs = make_gateway()
+    refund = {"order_id": "o1", "amount": 900}
+    agent = graph(gw, scripted(("refunds_issue", refund)), tenant="acme")
+    mine = agent.invoke({"messages": [HumanMessage("refund")]}, CONFIG)["__interrupt__"][0].value["approval_id"]
+    theirs = {"session": "s1", "tenant": "acme", "agent": None, **other}
+    with pytest.raises(ApprovalRequired) as pending:
+        gw.call("refunds.issue", refund, principal=SUPPORT, approval="raise", **theirs)
+    gw.approvals.approve(pending.value.approval_id, by=MANAGER, tenant=theirs["tenant"])
+    ran = dict(runs)
+    (result,) = tool_messages(agent.invoke(Command(resume=pending.value.approval_id), CONFIG))
+    assert result.status == "error" and "refunded" not in result.content  # this run's own request is undecided
+    assert gw.approvals.get(mine).status == "pending" and runs == ran
