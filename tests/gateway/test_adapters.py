@@ -116,3 +116,14 @@ def test_a_result_json_cannot_hold_still_answers_its_call_and_the_turn_goes_on(m
     replies = [r["content"] for r in run_openai_tool_calls(gw, calls, principal="bob")]  # json.dumps raised here
     assert replies[:2] == ['{"1,2": "x"}', '{"ids": [7]}']
     assert replies[2].startswith("Error: the tool ran, but its result cannot be shown") and ran == list(results)
+
+
+def test_a_tool_named_like_anothers_hashed_name_takes_no_name_away() -> None:
+    """``a.b`` and ``a_b`` clash, so ``a.b`` is named ``a_b_<hash>``; a third tool registered under exactly that
+    name used to overwrite it: ``a.b`` had no exposed name (the tool list raised KeyError) and its listed name
+    reached the other tool."""
+    hashed = name_map([(None, "a.b"), (None, "a_b")])
+    taken = next(name for name, pair in hashed.items() if pair == (None, "a.b"))
+    for tools in ([(None, "a.b"), (None, "a_b"), (None, taken)], [(None, taken), (None, "a.b"), (None, "a_b")]):
+        names = name_map(tools)
+        assert sorted(names.values(), key=str) == sorted(tools, key=str) and all(SAFE.match(n) for n in names)
