@@ -235,7 +235,7 @@ class GatewayTool(BaseTool):
 def _same_call(earlier: Approval, approval: Approval) -> bool:
     """Whether two requests are one call as the gateway counts it (tool, arguments, principal, agent, tenant),
     with the same roles. Another tenant's or agent's twin is theirs: executed here, its result would go to this run."""
-    caller = (approval.tool, approval.args, approval.requester, approval.agent.get("id"), approval.tenant)
+    caller = (approval.tool, approval.args, approval.requester, str(approval.agent.get("id")), approval.tenant)
     return earlier.principal == approval.principal and earlier.is_call(*caller)
 
 
