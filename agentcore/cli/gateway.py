@@ -91,7 +91,7 @@ def audit_verify(
     as_json: bool = json_flag("the result as one JSON object"),
 ) -> None:
     """Check the chain in one snapshot; exit 0 when intact, 1 naming the first bad record or the deletion an anchor
-    reveals, 2 when a key or anchor file is missing or unreadable."""
+    reveals, 2 when the database, a key or an anchor file is missing or unreachable."""
     log, sink = _audit_log(database, key_file), _sink(anchors)
     try:
         result = log.verify(sink)
