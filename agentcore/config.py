@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +65,20 @@ def find_config(start: Path | None = None) -> ConfigFile | None:
     return None
 
 
+def _installed_driver(url: str) -> str:
+    """A bare ``postgresql://`` means psycopg (3) since SQLAlchemy 2.1, but the ``postgres`` extra installs
+    psycopg2: without psycopg 3 the URL names psycopg2, or the documented ``postgresql://`` could not connect."""
+    scheme, _, rest = url.partition("://")
+    if scheme == "postgresql" and find_spec("psycopg") is None and find_spec("psycopg2") is not None:
+        return f"postgresql+psycopg2://{rest}"
+    return url
+
+
 def as_url(value: str, base: Path) -> str:
-    """A SQLAlchemy URL as is; a bare path becomes a SQLite URL, resolved against ``base`` when relative."""
+    """A SQLAlchemy URL as is (a bare ``postgresql://`` with the driver installed); a bare path becomes a SQLite
+    URL, resolved against ``base`` when relative."""
     if "://" in value:
-        return value
+        return _installed_driver(value)
     path = Path(value).expanduser()
     return f"sqlite:///{path if path.is_absolute() else base / path}"
 

@@ -76,18 +76,23 @@ class NoContext:
 NO_CONTEXT = NoContext()
 
 
+MISSING = "pass a .policy file or a folder of them, or run `agentcore init` to write a starter bundle"
+
+
 def policy_files(paths: Iterable[str | Path]) -> list[Path]:
     """Expand directories to their ``*.policy`` and ``*.schema`` files (sorted); keep files as given."""
     found: list[Path] = []
-    for entry in map(Path, paths):
+    entries = [Path(entry) for entry in paths]
+    for entry in entries:
         if entry.is_dir():
             found.extend(sorted([*entry.rglob(f"*{POLICY_SUFFIX}"), *entry.rglob(f"*{SCHEMA_SUFFIX}")]))
         elif entry.exists():
             found.append(entry)
         else:
-            raise PolicySyntaxError([Problem(f"policy path {str(entry)!r} does not exist", str(entry))])
+            raise PolicySyntaxError([Problem(f"policy path {str(entry)!r} does not exist", str(entry), help=MISSING)])
     if not any(path.suffix != SCHEMA_SUFFIX for path in found):
-        raise PolicySyntaxError([Problem(f"no *{POLICY_SUFFIX} files found in the given paths", help="check the path")])
+        shown = ", ".join(map(str, entries)) or "<no paths>"
+        raise PolicySyntaxError([Problem(f"no *{POLICY_SUFFIX} files found", shown, help=MISSING)])
     return found
 
 

@@ -24,7 +24,8 @@ class Problem:
     help: str = ""
 
     def render(self) -> str:
-        head = f"{self.file}:{self.line}:{self.column}: {self.message}"
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file  # a file-level problem
+        head = f"{where}: {self.message}"
         parts = [head]
         if self.source_line:
             parts.append(f"    {self.source_line}")

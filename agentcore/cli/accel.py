@@ -29,7 +29,7 @@ from agentcore.accel.sim.report import SimulationReport, latency_chart, utilisat
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import PRESETS
 from agentcore.accel.units import joules, seconds, usd
-from agentcore.cli.output import fail
+from agentcore.cli.output import DATABASE_HELP, existing_database, fail
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(
@@ -437,14 +437,14 @@ def ledger(
     tenant: str | None = typer.Option(None, "--tenant", help="Only this tenant."),
     user: str | None = typer.Option(None, "--user", help="Only this user."),
     agent: str | None = typer.Option(None, "--agent", help="Only this agent."),
-    database: str | None = typer.Option(None, "--database", "-d", help="SQLAlchemy URL or SQLite path."),
+    database: str | None = typer.Option(None, "--database", "-d", metavar="PATH_OR_URL", help=DATABASE_HELP),
     export: Path | None = typer.Option(None, "--export", help="Also write the receipts to a .csv or .json file."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Simulated spend (dollars, joules, device-seconds) from the receipt ledger."""
+    span = _window(window)  # a bad option before a missing database
     try:
-        book = Ledger(database)
-        span = _window(window)
+        book = Ledger(existing_database(database))
         rows = book.report(by=by, tenant=tenant, user=user, agent=agent, window=span)  # type: ignore[arg-type]
         exported = book.export(export, window=span) if export else None
     except AgentCoreError as error:

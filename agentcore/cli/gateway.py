@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from agentcore.cli.output import DATABASE_HELP, console, fail, json_flag
+from agentcore.cli.output import DATABASE_HELP, console, existing_database, fail, json_flag
 from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
 
@@ -32,16 +32,29 @@ def _db(url: str | None) -> Database:
     """Open an existing gateway database; a SQLite path that does not exist is an error, not a new file."""
     from sqlalchemy.engine import make_url
 
-    from agentcore.gateway.db import Database, resolve_url
+    from agentcore.gateway.db import Database
 
-    resolved = resolve_url(url, create_folder=False)
+    resolved = existing_database(url)
     parsed = make_url(resolved)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
-        fail(f"no gateway database at {parsed.database}; pass --database PATH_OR_URL", 2)
     try:
-        return Database(resolved)
+        database = Database(resolved)
     except AgentCoreError as error:
         fail(error, 2)
+    _reachable(database, parsed.render_as_string(hide_password=True))
+    return database
+
+
+def _reachable(database: Database, shown: str) -> None:
+    """Connect once, so an unreachable server is a usage error (exit 2), not a traceback that exits 1, which
+    `audit verify` reserves for a broken chain."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        with database.engine.connect():
+            pass
+    except SQLAlchemyError as error:
+        reason = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
+        fail(f"cannot connect to the gateway database {shown}: {reason}; check --database PATH_OR_URL", 2)
 
 
 KEY_FILE = typer.Option(
@@ -78,7 +91,7 @@ def audit_verify(
     as_json: bool = json_flag("the result as one JSON object"),
 ) -> None:
     """Check the chain in one snapshot; exit 0 when intact, 1 naming the first bad record or the deletion an anchor
-    reveals, 2 when a key or anchor file is missing or unreadable."""
+    reveals, 2 when the database, a key or an anchor file is missing or unreachable."""
     log, sink = _audit_log(database, key_file), _sink(anchors)
     try:
         result = log.verify(sink)

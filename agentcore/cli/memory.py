@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 import typer
 from rich.table import Table
 
-from agentcore.cli.output import DATABASE_HELP, console, fail
+from agentcore.cli.output import DATABASE_HELP, console, existing_database, fail
 from agentcore.errors import AgentCoreError
 
 if TYPE_CHECKING:
@@ -25,11 +25,13 @@ JSON = typer.Option(False, "--json", help="Print JSON lines instead of a table."
 
 @contextmanager
 def _store(url: str | None) -> Iterator[MemoryStore]:
-    """The store at ``url``; any agentcore error inside the block becomes ``error: ...`` and exit code 1."""
+    """The store at ``url`` (which must exist); any agentcore error inside the block becomes ``error: ...`` and
+    exit code 1."""
     from agentcore.memory import MemoryStore
 
+    resolved = existing_database(url)
     try:
-        with MemoryStore(url) as store:
+        with MemoryStore(resolved) as store:
             yield store
     except AgentCoreError as error:
         fail(error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -12,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agentcore.accel.units import size
-from agentcore.errors import ConfigError
+from agentcore.errors import AgentCoreError, ConfigError
 
 console = Console()
 DATABASE_HELP = (
@@ -78,3 +79,21 @@ def fail(message: object, code: int | None = None) -> NoReturn:
     """
     errors.print(f"[red]error:[/red] {escape(str(message))}", highlight=False)
     raise typer.Exit(code if code is not None else 2 if isinstance(message, ConfigError) else 1)
+
+
+def existing_database(url: str | None) -> str:
+    """The URL of ``url`` (None: the discovered database) for a command that reads one: a SQLite file that does
+    not exist is a usage error (exit 2), not a new empty database whose zeros read like an answer."""
+    from sqlalchemy.engine import make_url
+
+    from agentcore.gateway.db import resolve_url
+
+    try:
+        resolved = resolve_url(url, create_folder=False)
+    except AgentCoreError as error:
+        fail(error, 2)
+    parsed = make_url(resolved)
+    file = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if file not in (None, "", ":memory:") and not Path(str(file)).exists():
+        fail(f"no database at {file}; pass --database PATH_OR_URL", 2)
+    return resolved

@@ -37,7 +37,7 @@ def test_pyproject_table_then_environment_then_default(tmp_path: Path, monkeypat
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')  # no [tool.agentcore]: not a config
     assert find_config() is None
     (tmp_path / "pyproject.toml").write_text('[tool.agentcore]\ndatabase = "postgresql://db/agentcore"\n')
-    assert discovered() == "postgresql://db/agentcore"
+    assert make_url(discovered()).database == "agentcore"
 
 
 def test_a_broken_config_file_is_a_config_error_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,3 +68,17 @@ def test_gateway_on_a_missing_policy_folder_is_an_agentcore_error_and_writes_not
     with pytest.raises(ConfigError, match="agentcore init"):
         Gateway("policies/")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_documented_bare_postgresql_url_connects_with_the_postgres_extra(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3, which the extra (psycopg2) does not install: every
+    store failed with ModuleNotFoundError on the URL the README and the starter agentcore.toml give."""
+    bare = make_url(postgres_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    (tmp_path / "agentcore.toml").write_text(f'database = "{bare}"\n')
+    monkeypatch.chdir(tmp_path)
+    with MemoryStore() as memory:
+        assert memory.stats().backend == "postgresql"
+    assert Gateway().db.backend == "postgresql"
+    assert Ledger().engine.url.get_backend_name() == "postgresql"

@@ -111,3 +111,32 @@ def test_id_columns_are_never_cut_at_80_columns() -> None:
     assert "…" not in result.output
     models = runner.invoke(app, ["models", "list"], env={"COLUMNS": "80"})
     assert models.exit_code == 0 and "…" not in models.output
+
+
+def test_a_missing_policy_path_says_what_to_do_without_a_line_zero(tmp_path: Path) -> None:
+    for args in (["policy", "check", str(tmp_path / "nope")], ["policy", "test", str(tmp_path / "nope")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "policy path" in result.stderr, result.output
+        assert ":0:0" not in result.stderr and "agentcore init" in result.stderr
+    (tmp_path / "empty").mkdir()
+    empty = runner.invoke(app, ["policy", "check", str(tmp_path / "empty")])
+    assert empty.exit_code == 2 and f"{tmp_path / 'empty'}: no *.policy files found" in empty.stderr
+
+
+@pytest.mark.parametrize(
+    "command", [["memory", "stats"], ["accel", "ledger"], ["gateway", "audit", "verify"], ["gateway", "status"]]
+)
+def test_a_mistyped_database_path_exits_2_and_creates_nothing(tmp_path: Path, command: list[str]) -> None:
+    """`memory stats` and `accel ledger` created an empty database there and printed its zeros, exit 0."""
+    missing = tmp_path / "typo" / "agentcore.db"
+    result = runner.invoke(app, [*command, "--database", str(missing)])
+    assert result.exit_code == 2 and f"no database at {missing}" in result.stderr, result.output
+    assert not (tmp_path / "typo").exists()
+
+
+def test_an_unreachable_database_server_exits_2_with_the_reason_not_a_traceback() -> None:
+    """A refused connection was a traceback that exited 1, which `audit verify` means as "the chain is broken"."""
+    pytest.importorskip("psycopg2")
+    result = runner.invoke(app, ["gateway", "audit", "verify", "--database", "postgresql://u:pw@127.0.0.1:1/x"])
+    assert result.exit_code == 2, result.output
+    assert "cannot connect to the gateway database" in result.stderr and "pw" not in result.stderr

@@ -57,6 +57,10 @@ def test_bad_input_is_an_error_line_and_exit_code_1(tmp_path: Path, accelerator:
 
 
 def test_db_takes_a_path_like_the_gateway_commands(tmp_path: Path) -> None:
+    """A bare path opens that file; one that does not exist is refused (exit 2), not created and read as empty."""
     path = tmp_path / "mem" / "agentcore.db"
     result = runner.invoke(app, ["memory", "stats", "--json", "--db", str(path)])
-    assert result.exit_code == 0 and json.loads(result.output)["events"] == 0 and path.is_file()
+    assert result.exit_code == 2 and "no database at" in result.stderr and not path.parent.exists()
+    MemoryStore(str(path)).close()
+    result = runner.invoke(app, ["memory", "stats", "--json", "--db", str(path)])
+    assert result.exit_code == 0 and json.loads(result.output)["events"] == 0
