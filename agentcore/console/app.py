@@ -78,7 +78,7 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-_RAN_OR_RUNS = ("approved", "executing", "executed", "failed")
+_APPROVED = ("approved", "executing", "executed")  # by the time the page is shown, the call may be running or done
 
 
 def _set_cookie(request: Request, response: Response, name: str, value: str) -> None:
@@ -94,7 +94,7 @@ def _decided_message(approval: Approval, approver: Approver) -> str | None:
         return None
     if approval.status == "pending":
         return f"signed off; still needs role {' and '.join(approval.missing_roles)}"
-    if approval.status in _RAN_OR_RUNS:
+    if approval.status in _APPROVED:
         return "approved: the gateway runs the call (once) when its caller waits or retries"
     return approval.status
 

@@ -274,16 +274,15 @@ class ApprovalStore:
         role = _role_for(approval, by, tenant, approve)
         missing = [r for r in approval.missing_roles if r != role] if approve else approval.missing_roles
         settled = not approve or not missing
-        now = time.time()
 
         def decide_in(cur: Any) -> None:  # in the audit record's transaction
-            current, at = self._load(cur, approval_id), time.time()  # the time now that the lock is held
-            if current.status != "pending" or current.expires <= at or current.signoffs != approval.signoffs:
+            current, now = self._load(cur, approval_id), time.time()  # the time now that the lock is held
+            if current.status != "pending" or current.expires <= now or current.signoffs != approval.signoffs:
                 raise _decided_meanwhile(approval_id)
             if approve:
                 cur.execute(self._sign, (approval_id, role, by.id, now, note))
             if settled:
-                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, at))
+                cur.execute(self._decide, ("approved" if approve else "rejected", by.id, now, note, approval_id, now))
                 if cur.rowcount != 1:  # expired by a writer that does not hold the audit's lock (PostgreSQL)
                     raise _decided_meanwhile(approval_id)  # rolls back the sign-off and the audit record
 

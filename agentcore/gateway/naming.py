@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 MAX_LEN = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_DIGITS = (8, 16, 32, MAX_LEN - 8)  # hex digits of each round's hash; the last leaves 7 readable characters
 
 
 def _shorten(prefix: str | None, tool: str, safe: str, digits: int = 8) -> str:
@@ -45,6 +46,3 @@ def name_map(tools: Iterable[tuple[str | None, str]]) -> dict[str, tuple[str | N
         for prefix, tool in clashing:
             names[(prefix, tool)] = _shorten(prefix, tool, first[(prefix, tool)], digits)
     raise ValueError("tool names collide even under 56 hex digits of their hashes")  # not in practice
-
-
-_DIGITS = (8, 16, 32, MAX_LEN - 8)  # hex digits of each round's hash; the last leaves 7 readable characters

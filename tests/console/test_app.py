@@ -349,6 +349,20 @@ def test_the_decision_banner_comes_from_the_request_not_the_link(client: TestCli
     _wait(lambda: world.gateway.approvals.get(aid).status == "executed")
 
 
+def test_the_decision_banner_of_a_call_that_failed_says_so(client: TestClient, world: World) -> None:
+    """The banner is worded when the page is shown, after the call may have run: one that failed is not
+    "approved: the gateway runs the call"."""
+    with pytest.raises(ApprovalRequired) as info:
+        world.gateway.call("refunds.issue", {"order_id": "o-9", "amount": 900}, principal=SUPPORT)
+    aid, store = info.value.approval_id, world.gateway.approvals.store
+    _sign_in(client, "mona", ["manager"])
+    world.gateway.approvals.approve(aid, by={"id": "mona", "roles": ["manager"]}, execute=False)
+    assert store.claim(aid)
+    store.finish(aid, ok=False, result={"error": "upstream refused"})
+    page = client.get(f"/approvals/{aid}?decided").text
+    assert re.search(r'class="banner ok"[^>]*>\s*failed\s*<', page) and "the gateway runs the call" not in page
+
+
 def test_arguments_are_shown_in_logical_order(client: TestClient, world: World) -> None:
     """Right-to-left letters (canonical text keeps them) reorder the characters around them on screen: the
     arguments are shown left to right as stored, so what the approver reads is what runs."""
