@@ -12,7 +12,7 @@ setting's ``commits`` says which. (b) runs the default setting with 1, 4 and 16 
 and 1 and 4 processes sharing one SQLite database (4 also without the writer lock, as its peer), for a fixed time
 each; besides calls/s it reports the CPU time per call (all threads or processes together: the work done, where
 wall time also counts the waits for a shared machine's CPUs) and how many audit records each commit carried
-(concurrent callers share commits). (c) runs a real upstream MCP server (streamable HTTP) and the gateway proxy in
+(concurrent callers share commits); its ``ceilings`` run, beside them, CPU-bound Python with no waits on the same thread counts and four processes each on its own database file: what the interpreter and the machine allow any code. (c) runs a real upstream MCP server (streamable HTTP) and the gateway proxy in
 front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients: the added p50 also as
 a share of the direct p50 (the goal: below 1, less than one direct round trip), and the CPU time per proxied call
 of the proxy and of the upstream server.
@@ -259,12 +259,25 @@ def telemetry(calls: int, rounds: int = 20) -> dict[str, Any]:
     }
 
 
-def _loop(gw: Any, until: float, latencies: list[float]) -> None:
+def _loop(call: Any, until: float, latencies: list[float]) -> None:
     """Call until the deadline (a shared one: every caller measures the same stretch of time)."""
     clock = time.perf_counter
     while (start := clock()) < until:
-        gw.call("svc7.op", ARGS, principal=WHO)
+        call()
         latencies.append(clock() - start)
+
+
+def _gateway_call(gw: Any) -> Any:
+    return lambda: gw.call("svc7.op", ARGS, principal=WHO)
+
+
+def _python_work() -> None:
+    """CPU-bound Python that never releases the GIL: what threads can make of work without any waits."""
+    for _ in range(4):
+        json.dumps(_PAYLOAD, sort_keys=True)
+
+
+_PAYLOAD = {"customer": "c-42", "amount": 50.0, "items": list(range(20))}
 
 
 def _summary(latencies: list[float], seconds: float, cpu_s: float, commits: tuple[int, int]) -> dict[str, Any]:
@@ -287,8 +300,9 @@ def _gateway(folder: Path, database: Path) -> Any:
 
     gw = Gateway(folder / "bench.policy", database=str(database))
     gw.tool(op, name="svc7.op")
+    call = _gateway_call(gw)
     for _ in range(200):  # warm up: plans cached, connection open
-        gw.call("svc7.op", ARGS, principal=WHO)
+        call()
     return gw
 
 
@@ -301,45 +315,67 @@ def worker(folder: str, database: str, start: float, seconds: float, writer_lock
     latencies: list[float] = []
     time.sleep(max(0.0, start - time.time()))
     cpu, commits = time.process_time(), _commits(gw)
-    _loop(gw, time.perf_counter() + seconds, latencies)
+    _loop(_gateway_call(gw), time.perf_counter() + seconds, latencies)
     cpu, after = time.process_time() - cpu, _commits(gw)
     gw.close()
     made = [b - a for a, b in zip(commits, after, strict=True)]
     print(json.dumps({"latencies": latencies, "cpu_s": cpu, "commits": made}))
 
 
+def _threads(call: Any, n: int, seconds: float) -> tuple[list[float], float]:
+    """Latencies of ``n`` threads calling ``call`` for ``seconds``, and the process's CPU time meanwhile."""
+    per_thread: list[list[float]] = [[] for _ in range(n)]
+    until = time.perf_counter() + seconds
+    cpu = time.process_time()
+    threads = [threading.Thread(target=_loop, args=(call, until, lat)) for lat in per_thread]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [x for lat in per_thread for x in lat], time.process_time() - cpu
+
+
+def _processes(folder: Path, databases: list[Path], seconds: float, lock: str) -> dict[str, Any]:
+    """One worker process per database path (a path may repeat: processes sharing a file), started together."""
+    start = time.time() + 3 + len(databases)  # after every interpreter has started and warmed up
+    argvs = [
+        [sys.executable, __file__, "--worker", str(folder), str(db), str(start), str(seconds), lock] for db in databases
+    ]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for argv in argvs]
+    runs = [json.loads(proc.communicate(timeout=300)[0]) for proc in procs]
+    latencies = [x for run in runs for x in run["latencies"]]
+    commits = (sum(run["commits"][0] for run in runs), sum(run["commits"][1] for run in runs))
+    return _summary(latencies, seconds, sum(run["cpu_s"] for run in runs), commits)
+
+
 def throughput(seconds: float) -> dict[str, Any]:
-    """Calls/s of the default setting as callers are added: threads on one gateway, processes on one database."""
+    """Calls/s of the default setting as callers are added: threads on one gateway, processes on one database.
+
+    ``ceilings`` measures, in the same run, what this interpreter and machine allow any code: the same thread
+    counts running CPU-bound Python with no waits (under the GIL, added threads only add switching), and four
+    processes each on its own database file (nothing shared: on 2 vCPUs at most twice one process)."""
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "bench.policy").write_text(bundle())
         gw = _gateway(folder, folder / "threads.db")
+        python_work: dict[int, int] = {}
         for n in (1, 4, 16):
-            per_thread: list[list[float]] = [[] for _ in range(n)]
-            until = time.perf_counter() + seconds
-            cpu, commits = time.process_time(), _commits(gw)
-            threads = [threading.Thread(target=_loop, args=(gw, until, lat)) for lat in per_thread]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            cpu, after = time.process_time() - cpu, _commits(gw)
-            made = (after[0] - commits[0], after[1] - commits[1])
-            results[f"threads_{n}"] = _summary([x for lat in per_thread for x in lat], seconds, cpu, made)
+            commits = _commits(gw)
+            latencies, cpu = _threads(_gateway_call(gw), n, seconds)
+            after = _commits(gw)
+            results[f"threads_{n}"] = _summary(latencies, seconds, cpu, (after[0] - commits[0], after[1] - commits[1]))
+            python_work[n] = len(_threads(_python_work, n, seconds)[0])
         assert gw.audit.verify().ok
         gw.close()
-        database = folder / "processes.db"
-        _gateway(folder, database).close()  # the schema, once
-        for n, lock in ((1, "lock"), (4, "lock"), (4, "nolock")):
-            start = time.time() + 3 + n  # after every interpreter has started and warmed up
-            argv = [sys.executable, __file__, "--worker", str(folder), str(database), str(start), str(seconds), lock]
-            procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(n)]
-            runs = [json.loads(proc.communicate(timeout=300)[0]) for proc in procs]
-            latencies = [x for run in runs for x in run["latencies"]]
-            commits = (sum(run["commits"][0] for run in runs), sum(run["commits"][1] for run in runs))
-            name = f"processes_{n}" + ("" if lock == "lock" else "_without_writer_lock")
-            results[name] = _summary(latencies, seconds, sum(run["cpu_s"] for run in runs), commits)
+        shared = folder / "processes.db"
+        own = [folder / f"own-{i}.db" for i in range(4)]
+        for database in (shared, *own):
+            _gateway(folder, database).close()  # the schema, once
+        results["processes_1"] = _processes(folder, [shared], seconds, "lock")
+        results["processes_4"] = _processes(folder, [shared] * 4, seconds, "lock")
+        results["processes_4_without_writer_lock"] = _processes(folder, [shared] * 4, seconds, "nolock")
+        results["processes_4_own_databases"] = _processes(folder, own, seconds, "lock")
     one_thread, one_process = results["threads_1"]["calls_per_s"], results["processes_1"]["calls_per_s"]
     results["ratios"] = {
         "threads_4_vs_1": round(results["threads_4"]["calls_per_s"] / one_thread, 2),
@@ -349,17 +385,21 @@ def throughput(seconds: float) -> dict[str, Any]:
             results["processes_4_without_writer_lock"]["calls_per_s"] / one_process, 2
         ),
     }
+    results["ceilings"] = {
+        "python_work_threads_4_vs_1": round(python_work[4] / python_work[1], 2),
+        "python_work_threads_16_vs_1": round(python_work[16] / python_work[1], 2),
+        "processes_4_own_databases_vs_1": round(results["processes_4_own_databases"]["calls_per_s"] / one_process, 2),
+    }
     return results
 
 
 def python_speed_us() -> float:
     """A fixed pure-Python workload (median of 200 runs), to compare how fast the machine was across runs."""
-    payload = {"customer": "c-42", "amount": 50.0, "items": list(range(20))}
     samples = []
     for _ in range(200):
         start = time.perf_counter_ns()
-        for _ in range(20):
-            json.dumps(payload, sort_keys=True)
+        for _ in range(5):
+            _python_work()
         samples.append(time.perf_counter_ns() - start)
     return round(statistics.median(samples) / 1000, 1)
 
