@@ -173,7 +173,8 @@ def approvals_list(
     as_json: bool = json_flag(),
 ) -> None:
     """List approval requests."""
-    from agentcore.gateway.approvals import ANY_TENANT, ApprovalStore
+    from agentcore.gateway.approvals import ApprovalStore
+    from agentcore.gateway.identity import ANY_TENANT
 
     tenants = ANY_TENANT if tenant is None else tenant
     rows = ApprovalStore(_db(database)).list(None if status == "all" else status, tenant=tenants)

@@ -13,10 +13,10 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentcore.gateway.approvals import ANY_TENANT, Approval, ApprovalStore, TenantFilter
+from agentcore.gateway.approvals import Approval, ApprovalStore
 from agentcore.gateway.cancellation import in_thread, to_thread_settled
 from agentcore.gateway.errors import ApprovalError, OutcomeNotRecorded, ToolDenied, ToolExecutionError
-from agentcore.gateway.identity import PrincipalLike, as_principal, canonical_tenant
+from agentcore.gateway.identity import ANY_TENANT, PrincipalLike, TenantFilter, as_principal, canonical_tenant
 from agentcore.policies.model import AgentInfo, Principal
 
 if TYPE_CHECKING:

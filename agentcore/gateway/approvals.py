@@ -14,11 +14,10 @@ Every sign-off and rejection is audited with the approver's identity.
 
 from __future__ import annotations
 
-import enum
 import json
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlmodel import Field, SQLModel
@@ -28,22 +27,13 @@ from agentcore.gateway.audit import AuditEvent, AuditLog
 from agentcore.gateway.audit_keys import load_chain_keys
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ApprovalError
-from agentcore.gateway.identity import canonical_tenant
+from agentcore.gateway.identity import ANY_TENANT, TenantFilter, canonical_tenant
 from agentcore.policies.model import Principal
 
 _COLS = (
     "id", "created", "expires", "status", "tool", "args", "principal", "agent", "session", "tenant",
     "approver_roles", "rules", "decided_by", "decided_at", "note", "result",
 )  # fmt: skip
-
-
-class _Tenants(enum.Enum):
-    ANY = "any"
-
-
-ANY_TENANT = _Tenants.ANY
-"""The default of a tenant filter: every tenant's requests (``None`` selects those made without a tenant)."""
-TenantFilter = str | None | Literal[_Tenants.ANY]
 
 
 class ApprovalRow(SQLModel, table=True):

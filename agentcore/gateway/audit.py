@@ -291,16 +291,18 @@ class AuditLog:
         values = dict(zip(_EVENT_FIELDS, _event_fields_of(event), strict=True))
         values["detail"] = canonical.dumps(event.detail)
         if self._seal:
-            values["detail"] = self.sealer.seal(event.principal, event.agent, event.session, values["detail"])
+            values["detail"] = self.sealer.seal(
+                event.principal, event.agent, event.session, values["detail"], tenant=event.tenant
+            )
             values["principal"], values["agent"], values["session"] = "", None, None
         values["key_id"] = self._key.id if self._key is not None else None
         return values
 
-    def can_join(self, subject: str) -> bool:
-        """Can a record of ``subject`` be written inside another write transaction (``append_within``)? On SQLite
-        (on PostgreSQL the chain has an advisory lock of its own), once the subject's sealing key is known:
-        creating it needs a transaction of its own."""
-        return self.db.backend == "sqlite" and (not self._seal or self.sealer.known(subject))
+    def can_join(self, subject: str, tenant: str | None) -> bool:
+        """Can a record of ``subject`` in ``tenant`` be written inside another write transaction (``append_within``)?
+        On SQLite (on PostgreSQL the chain has an advisory lock of its own), once the subject's sealing key is
+        known: creating it needs a transaction of its own."""
+        return self.db.backend == "sqlite" and (not self._seal or self.sealer.known(subject, tenant))
 
     def append_within(self, cursor: Any, event: AuditEvent) -> Joined:
         """Write one record in the caller's open write transaction on this log's database (see ``can_join``), so

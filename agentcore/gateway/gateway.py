@@ -54,7 +54,15 @@ from agentcore.gateway.errors import (
     UnknownToolError,
 )
 from agentcore.gateway.history import history_scopes
-from agentcore.gateway.identity import AgentLike, PrincipalLike, as_agent, as_principal, principal_fields
+from agentcore.gateway.identity import (
+    ANY_TENANT,
+    AgentLike,
+    PrincipalLike,
+    TenantFilter,
+    as_agent,
+    as_principal,
+    principal_fields,
+)
 from agentcore.gateway.obligations import redaction_for
 from agentcore.gateway.otel_setup import configure_from_env
 from agentcore.gateway.policy_source import PolicySource, PolicyStatus
@@ -577,7 +585,7 @@ class Gateway:
         if approved is not None or self.mode != "enforce" or decision.effect is not Effect.ALLOW or self._pending:
             return None
         cursor = view.transaction(self.audit.db)
-        if cursor is None or not self.audit.can_join(request.principal.id):
+        if cursor is None or not self.audit.can_join(request.principal.id, request.context.tenant):
             return None
         try:
             redaction_for(decision.obligations)
@@ -907,11 +915,12 @@ class Gateway:
             self.ledger, model, input_tokens, output_tokens, device=device, tenant=tenant, agent=agent, user=user
         )
 
-    def forget(self, subject: str) -> ForgetReport:
-        """Erase ``subject`` from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`),
-        after committing the queued outcomes (sealed under keys that are about to go)."""
+    def forget(self, subject: str, *, tenant: TenantFilter = ANY_TENANT) -> ForgetReport:
+        """Erase ``subject`` in ``tenant`` (``None``: without a tenant; by default in every tenant and without one)
+        from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`), after committing the
+        queued outcomes (sealed under keys that are about to go)."""
         self.audit.flush()
-        return forget_subject(self.db, subject, self.audit.sealer)
+        return forget_subject(self.db, subject, self.audit.sealer, tenant=tenant)
 
     def close(self) -> None:
         if self.flush():

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from agentcore.policies.model import AgentInfo, Principal
 from agentcore.text import canonical_text
@@ -11,6 +12,15 @@ from agentcore.text import canonical_text
 PrincipalLike = Principal | str | Mapping[str, Any]
 AgentLike = AgentInfo | str | Mapping[str, Any] | None
 DEFAULT_AGENT = AgentInfo(id="agent")
+
+
+class _Tenants(enum.Enum):
+    ANY = "any"
+
+
+ANY_TENANT = _Tenants.ANY
+"""The default of a tenant filter: every tenant (``None`` selects what was made without a tenant)."""
+TenantFilter = str | None | Literal[_Tenants.ANY]
 
 
 def principal_fields(value: PrincipalLike) -> Principal | dict[str, Any]:
@@ -34,6 +44,15 @@ def as_principal(value: PrincipalLike) -> Principal:
 def canonical_tenant(tenant: str | None) -> str | None:
     """The tenant as calls and approval requests store it: one spelling of each (``None``: no tenant)."""
     return None if tenant is None else canonical_text(tenant)
+
+
+def tenant_filter(tenant: TenantFilter) -> TenantFilter:
+    """``tenant`` checked and canonical (``ANY_TENANT`` as it is): a tenant id, ``None`` or every tenant."""
+    if tenant is ANY_TENANT:
+        return tenant
+    if tenant is not None and not isinstance(tenant, str):
+        raise TypeError(f"tenant must be a tenant id, None (no tenant) or left out (every tenant), not {tenant!r}")
+    return canonical_tenant(tenant)
 
 
 def as_agent(value: AgentLike) -> AgentInfo:

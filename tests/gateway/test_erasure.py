@@ -4,20 +4,25 @@ chain still verifies, and the export shows their records as erased."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from agentcore import ApprovalRequired, Gateway, MemoryStore, forget
+from agentcore import ApprovalRequired, Gateway, MemoryStore, ToolDenied, forget
 from agentcore.cli import app
 from agentcore.gateway.anchors import JsonlAnchorSink
-from agentcore.gateway.audit import AuditLog
+from agentcore.gateway.audit import AuditEvent, AuditLog, Joined
 from agentcore.gateway.audit_keys import ChainKeys
 from agentcore.gateway.db import Database
+from agentcore.gateway.erasure import ForgetReport
+from agentcore.gateway.errors import ApprovalError
+from agentcore.gateway.sealing import Sealer, subject_ref
 from agentcore.gateway.state import _cached_record
 from agentcore.policies.context import Scope
 
@@ -173,3 +178,236 @@ def test_forget_an_approver_withdraws_their_pending_signoffs_and_unnames_the_res
     gw.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.glob("gw.db*"))
     assert b"sam-note" not in raw
+
+
+# ---- erasure names an id in a tenant -----------------------------------------------------------------------------
+WIRES = (
+    'policy "wires"\nallow wire.send.\nlimit wire.send to 100 calls per minute per user.\n'
+    'require approval from role "supervisor" for wire.send when amount > 1000.\n'
+    'require approval from role "cfo" for wire.send when amount > 10000.\n'
+)
+TENANTS = ("acme", "globex", None)
+APPROVER = {"id": "bob", "roles": ["supervisor", "cfo"]}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return str(tmp_path / "gw.db") if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+def _memo(tenant: str | None) -> str:
+    return f"bob-of-{tenant}-secret"
+
+
+def _note(tenant: str | None) -> str:
+    return f"signed-off-in-{tenant}"
+
+
+def _bobs(tmp_path: Path, database: str) -> tuple[Gateway, dict[str | None, dict[str, str]]]:
+    """Three people called bob: acme's, globex's and one without a tenant. Each makes a call (a history row),
+    requests an approval, and signs off two of tess's requests in his tenant (one stays pending, one is settled)."""
+    (tmp_path / "wires.policy").write_text(WIRES)
+    gw = Gateway(tmp_path / "wires.policy", database=database)
+    gw.tool(lambda to, amount, memo="": f"sent {amount}", name="wire.send", schema={"type": "object"})
+    ids: dict[str | None, dict[str, str]] = {}
+    for tenant in TENANTS:
+        gw.call("wire.send", {"to": "x", "amount": 10, "memo": _memo(tenant)}, principal="bob", tenant=tenant)
+        made = {}
+        for name, who, amount in (("own", "bob", 5000), ("pending", "tess", 50000), ("settled", "tess", 5000)):
+            args = {"to": "x", "amount": amount, "memo": _memo(tenant) if who == "bob" else f"tess-of-{tenant}"}
+            with pytest.raises(ApprovalRequired) as info:
+                gw.call("wire.send", args, principal=who, tenant=tenant)
+            made[name] = info.value.approval_id
+        gw.approvals.approve(made["pending"], by=APPROVER, tenant=tenant, note=_note(tenant), execute=False)
+        assert gw.approvals.approve(made["settled"], by=APPROVER, tenant=tenant, note=_note(tenant)) == ("sent 5000")
+        ids[tenant] = made
+    return gw, ids
+
+
+def _check_erased(gw: Gateway, ids: dict[str | None, dict[str, str]], erased: set[str | None]) -> None:
+    """bob is gone from the tenants in ``erased`` (audit unreadable, no history, request deleted, sign-offs
+    withdrawn or unnamed) and every other tenant's bob is whole."""
+    rows = [json.loads(line) for line in gw.audit.export_jsonl()]
+    for tenant in TENANTS:
+        mine = [r for r in rows if r["tenant"] == tenant]
+        history = gw.store.calls(Scope.USER, "bob", 0, tenant=tenant)
+        own, pending, settled = (ids[tenant][k] for k in ("own", "pending", "settled"))
+        if tenant in erased:
+            assert sum(r["erased"] for r in mine) == 3  # his call (allow, outcome) and his request
+            assert all(r["principal"] != "bob" and _memo(tenant) not in json.dumps(r) for r in mine if not r["erased"])
+            assert history == []
+            with pytest.raises(ApprovalError):
+                gw.approvals.get(own)
+            assert gw.approvals.get(pending).signoffs == []
+            assert [(s.by, s.note) for s in gw.approvals.get(settled).signoffs] == [("(erased)", None)]
+        else:
+            assert not any(r["erased"] for r in mine), tenant
+            bob = [r for r in mine if r["principal"] == "bob"]
+            assert len(bob) == 3 and sum(_memo(tenant) in json.dumps(r["detail"]) for r in bob) == 2
+            assert len(history) == 1
+            assert gw.approvals.get(own).requester == "bob"
+            for approval in (pending, settled):
+                assert [(s.by, s.note) for s in gw.approvals.get(approval).signoffs] == [
+                    ("bob", _note(tenant))
+                ]  # fmt: skip
+    assert gw.audit.verify().ok
+
+
+@pytest.mark.parametrize(
+    ("spelling", "tenant"),
+    [("acme", "acme"), ("\uff41\uff43\uff4d\uff45", "acme"), ("ac\u200bme", "acme"), ("globex", "globex")],
+)
+def test_forgetting_one_tenants_bob_leaves_the_other_bobs(
+    tmp_path: Path, database: str, spelling: str, tenant: str
+) -> None:
+    """Ids are unique within a tenant only: forget("bob") once erased acme's bob and globex's bob (two people)
+    together, and both shared one sealing key, so erasing one shredded the other's audit evidence."""
+    gw, ids = _bobs(tmp_path, database)
+    report = gw.forget("bob", tenant=spelling)  # fullwidth or zero-width: acme as calls store it
+    assert report == ForgetReport(subject_keys=1, calls=1, approvals=1, signoffs=2)
+    _check_erased(gw, ids, {tenant})
+    gw.close()
+
+
+def test_forget_without_a_tenant_erases_bob_everywhere(tmp_path: Path, database: str) -> None:
+    gw, ids = _bobs(tmp_path, database)
+    assert gw.forget("bob") == ForgetReport(subject_keys=3, calls=3, approvals=3, signoffs=6)
+    _check_erased(gw, ids, set(TENANTS))
+    gw.close()
+
+
+def test_forget_tenant_none_erases_only_the_bob_without_a_tenant(tmp_path: Path, database: str) -> None:
+    gw, ids = _bobs(tmp_path, database)
+    assert gw.forget("bob", tenant=None) == ForgetReport(subject_keys=1, calls=1, approvals=1, signoffs=2)
+    _check_erased(gw, ids, {None})
+    gw.close()
+
+
+def test_forget_refuses_a_tenant_that_is_no_tenant_id(tmp_path: Path) -> None:
+    gw, ids = _bobs(tmp_path, str(tmp_path / "gw.db"))
+    with pytest.raises(TypeError, match="tenant must be a tenant id"):
+        gw.forget("bob", tenant=42)  # type: ignore[arg-type]
+    _check_erased(gw, ids, set())
+    gw.close()
+
+
+def _texts(gw: Gateway) -> set[str]:
+    """The notes whose records can still be read."""
+    return {
+        json.loads(r["detail"])["args"]["text"] for r in gw.audit.rows() if r["kind"] == "decision" and not r["erased"]
+    }
+
+
+def _sealed_without_tenant(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seal as gateways did before keys were per tenant: under the principal's key whatever the tenant."""
+    seal = Sealer.seal
+    monkeypatch.setattr(Sealer, "seal", lambda self, *fields, tenant: seal(self, *fields, tenant=None))
+
+
+def test_a_tenanted_record_sealed_before_keys_were_per_tenant_is_erased_too(
+    tmp_path: Path, database: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """acme's bob's records written by an earlier gateway are under bob's key without a tenant: forgetting acme's
+    bob must make them unreadable too, so that key goes (with every record under it, whoever's bob they were)."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow notes.add.\n')
+    gw = Gateway(tmp_path / "p.policy", database=database)
+    gw.tool(lambda text: text, name="notes.add", schema={"type": "object"})
+    with monkeypatch.context() as old:
+        _sealed_without_tenant(old)
+        for tenant in TENANTS:
+            gw.call("notes.add", {"text": f"old-{tenant}"}, principal="bob", tenant=tenant)
+        gw.call("notes.add", {"text": "old-ann-globex"}, principal="ann", tenant="globex")
+    gw.audit.sealer = Sealer(gw.db)  # a gateway of this version, keys read from the database
+    for tenant in TENANTS:
+        gw.call("notes.add", {"text": f"new-{tenant}"}, principal="bob", tenant=tenant)
+    with gw.db.read() as cur:  # bob's old key serves his calls without a tenant still; acme's, globex's are new
+        cur.execute("SELECT subject FROM gateway_audit_subjects")
+        refs = sorted(ref for (ref,) in cur.fetchall())
+    assert refs == sorted(
+        [subject_ref("ann"), subject_ref("bob"), subject_ref("bob", "acme"), subject_ref("bob", "globex")]
+    )
+
+    with caplog.at_level(logging.WARNING, logger="agentcore.gateway.erasure"):
+        report = gw.forget("bob", tenant="acme")
+    assert report.subject_keys == 2 and report.legacy_keys == 1  # acme's key, and the one that sealed acme's
+    assert "'acme', 'globex'" in caplog.text and "unreadable in every tenant" in caplog.text
+    assert _texts(gw) == {"old-ann-globex", "new-globex"}  # bob's old records went with the key, globex's new stay
+    assert gw.audit.verify().ok
+    gw.close()
+
+
+def test_a_key_without_a_tenant_that_sealed_only_other_tenants_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "p.policy").write_text('policy "p"\nallow notes.add.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"))
+    gw.tool(lambda text: text, name="notes.add", schema={"type": "object"})
+    with monkeypatch.context() as old:
+        _sealed_without_tenant(old)
+        gw.call("notes.add", {"text": "old-globex"}, principal="bob", tenant="globex")
+    gw.audit.sealer = Sealer(gw.db)
+    gw.call("notes.add", {"text": "new-acme"}, principal="bob", tenant="acme")
+    report = gw.forget("bob", tenant="acme")
+    assert (report.subject_keys, report.legacy_keys) == (1, 0)
+    assert _texts(gw) == {"old-globex"}
+    assert gw.forget("bob", tenant=None).legacy_keys == 1  # bob's key without a tenant sealed globex's bob
+    assert all(r["erased"] for r in gw.audit.rows())
+    gw.close()
+
+
+def test_forget_cli_names_the_tenant(tmp_path: Path) -> None:
+    database = str(tmp_path / "gw.db")
+    gw, ids = _bobs(tmp_path, database)
+    gw.close()
+    with MemoryStore(f"sqlite:///{database}") as store:
+        store.add_event("bob", "s1", "user", "hello")
+    cli = CliRunner()
+    asked = cli.invoke(app, ["forget", "bob", "--tenant", "\uff41cme", "-d", database], input="n\n")
+    assert asked.exit_code == 1 and "Erase 'bob' in tenant 'acme' from the gateway" in asked.output
+    assert "memory has no tenants" in asked.output
+    both = cli.invoke(app, ["forget", "bob", "--tenant", "acme", "--no-tenant", "--yes", "-d", database])
+    assert both.exit_code == 2 and "not both" in both.output
+    result = cli.invoke(app, ["forget", "bob", "--tenant", "acme", "--yes", "-d", database])
+    assert result.exit_code == 0, result.output
+    assert "forgot 'bob' in tenant 'acme': memory 1 events" in result.output
+    assert "1 audit keys destroyed, 1 history rows, 1 approval requests" in result.output
+    gw = Gateway(tmp_path / "wires.policy", database=database)
+    _check_erased(gw, ids, {"acme"})
+    gw.close()
+    result = cli.invoke(app, ["forget", "bob", "--no-tenant", "--yes", "-d", database])
+    assert result.exit_code == 0 and "forgot 'bob' without a tenant:" in result.output
+
+
+def test_a_refused_call_that_spelled_bob_and_acme_otherwise_is_erased_with_acmes_bob(tmp_path: Path) -> None:
+    """A call refused for its non-canonical ids is audited as sent ("b\\u200bob" in "ａｃｍｅ"); its record was
+    sealed under a key of that spelling, which forget("bob") never found, so it stayed readable."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow notes.add.\n')
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"), unicode="reject")
+    gw.tool(lambda text: text, name="notes.add", schema={"type": "object"})
+    with pytest.raises(ToolDenied, match="canonical form"):
+        gw.call("notes.add", {"text": "refused"}, principal="b\u200bob", tenant="\uff41\uff43\uff4d\uff45")
+    gw.call("notes.add", {"text": "kept"}, principal="bob", tenant="globex")
+    assert gw.forget("bob", tenant="acme").subject_keys == 1
+    assert [r["erased"] for r in gw.audit.rows()] == [True, False, False]
+    gw.close()
+
+
+def test_bobs_key_in_a_tenant_keeps_his_next_call_on_the_one_commit_path(tmp_path: Path) -> None:
+    """A call whose sealing key is at hand writes its record inside the history section (one commit); the key
+    of acme's bob is known after his first call, globex's bob's is not (his first call makes his own)."""
+    (tmp_path / "wires.policy").write_text(WIRES)
+    gw = Gateway(tmp_path / "wires.policy", database=str(tmp_path / "gw.db"))
+    gw.tool(lambda to, amount: "sent", name="wire.send", schema={"type": "object"})
+    joined: list[str | None] = []
+    append_within = gw.audit.append_within
+
+    def spy(cursor: Any, event: AuditEvent) -> Joined:
+        joined.append(event.tenant)
+        return append_within(cursor, event)
+
+    gw.audit.append_within = spy  # type: ignore[method-assign]
+    for tenant in ("acme", "acme", "globex", "globex"):
+        gw.call("wire.send", {"to": "x", "amount": 1}, principal="bob", tenant=tenant)
+    assert joined == ["acme", "globex"]  # each bob's first call made his key, in a transaction of its own
+    assert gw.audit.can_join("bob", "acme") and not gw.audit.can_join("bob", None)
+    gw.close()

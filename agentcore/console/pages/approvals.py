@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from agentcore.gateway.approvals import Approval, ApprovalStore, TenantFilter
+from agentcore.gateway.approvals import Approval, ApprovalStore
 from agentcore.gateway.audit import AuditLog
+from agentcore.gateway.identity import TenantFilter
 from agentcore.gateway.redaction import DETECTORS, Redaction
 
 _PREVIEW = Redaction(detectors=tuple(DETECTORS))  # the inbox previews arguments with every built-in detector applied
