@@ -14,6 +14,7 @@ from typing import Any
 
 from agentcore.policies import ast
 from agentcore.policies.context import Scope
+from agentcore.policies.hosts import host_text
 from agentcore.policies.items import Slow, item_tally
 from agentcore.policies.quantities import LIMIT, MIDNIGHT, instant, moment, moments, ordered, same
 from agentcore.policies.regex import compile_regex
@@ -272,6 +273,8 @@ class Compiler:
 
     # ---- comparisons -------------------------------------------------------------------------------------------
     def _compare(self, node: ast.Compare) -> Test:
+        if isinstance(node.left, ast.Host):
+            node = _host_literals(node)
         op, left = node.op, self.value(node.left)
         what = f"`{describe(node.left)}`"
         path = _argument_path(node.left)
@@ -457,6 +460,21 @@ def _argument_path(node: ast.Value) -> _Path | None:
     if isinstance(node, ast.Path) and node.root == "args" and 1 <= len(node.parts) <= 2:
         return node.parts[0], node.parts[1] if len(node.parts) == 2 else None
     return None
+
+
+def _host_literals(node: ast.Compare) -> ast.Compare:
+    """``url host is "Evil.COM."``: text literals spelt as :func:`~agentcore.policies.hosts.host_of` spells hosts,
+    whole for ``is`` and ``is one of``, as a part of one for ``starts/ends with`` and ``contains``."""
+    if node.op in ("matches", "not_matches"):
+        return node  # a pattern is matched against the host's spelling as it is written
+    whole = node.op in ("eq", "ne", "one_of", "not_one_of")
+    right = tuple(
+        item.model_copy(update={"value": host_text(canonical_text(item.value), whole)})
+        if isinstance(item, ast.Lit) and isinstance(item.value, str)
+        else item
+        for item in node.right
+    )
+    return node.model_copy(update={"right": right})
 
 
 def _const(node: ast.Value) -> Any:

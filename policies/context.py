@@ -14,16 +14,19 @@ two tenants' ``bob`` are two users with two histories and two budgets.
 
 from __future__ import annotations
 
+import math
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
 from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any, Protocol, runtime_checkable
 
 from agentcore.policies.model import Request
+from agentcore.policies.quantities import show
 
 
 class Scope(StrEnum):
@@ -85,8 +88,9 @@ class DecisionContext(Protocol):
         now: datetime,
         *,
         tenant: str | None,
-    ) -> float:
-        """Sum of the numeric argument at ``arg_path`` over executed calls (missing or non-numeric count as 0)."""
+    ) -> float | Decimal:
+        """Exact sum of the numeric argument at ``arg_path`` over executed calls (missing or null count as 0; raise
+        for a value that is no finite number, so the sum fails closed): :func:`argument_total`."""
         ...
 
     def last_call(
@@ -104,16 +108,31 @@ class DecisionContext(Protocol):
         ...
 
 
-def argument_total(calls_args: Iterable[Mapping[str, Any]], arg_path: Sequence[str]) -> float:
-    """Sum of the numeric value at ``arg_path`` over calls' arguments; missing or non-numeric values count 0."""
-    result = 0.0
+def argument_total(calls_args: Iterable[Mapping[str, Any]], arg_path: Sequence[str]) -> int | Decimal:
+    """The exact sum of the numbers at ``arg_path`` over calls' arguments (a float counts as the decimal it was
+    written as, like the language's arithmetic: nine calls of 0.1 sum to 0.9, not 0.8999999999999999); a call
+    without the value, or with null there, counts 0.
+
+    Raises ``ValueError`` for a value that is no finite number (text, a boolean, a list, NaN): the sum cannot be
+    known, so the condition reading it fails closed rather than counting that call as 0.
+    """
+    whole, fraction = 0, Decimal(0)
     for args in calls_args:
         value: Any = args
         for part in arg_path:
             value = value.get(part) if isinstance(value, dict) else None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            result += value
-    return result
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            whole += int(value)
+        elif isinstance(value, float) and math.isfinite(value):
+            fraction = _EXACT.add(fraction, Decimal(repr(float(value))))
+        else:
+            raise ValueError(f"an earlier call's {'.'.join(arg_path)} is {show(value)}, not a finite number")
+    return whole if not fraction else _EXACT.add(fraction, whole)
+
+
+_EXACT = Context(prec=60, traps=[InvalidOperation, Overflow, Inexact])  # a sum it cannot hold exactly: an error
 
 
 Resolver = Callable[[Any], Mapping[str, Any] | None]
@@ -170,7 +189,7 @@ class CallHistoryContext(ABC):
         now: datetime,
         *,
         tenant: str | None,
-    ) -> float:
+    ) -> float | Decimal:
         end = now.timestamp()
         calls = self._window(actions, scope, key, tenant, end - window_seconds, end)
         return argument_total((args for _, args in calls), arg_path)

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from agentcore.policies import ast
 from agentcore.policies.context import DecisionContext, Scope, scope_key
+from agentcore.policies.hosts import host_of
 from agentcore.policies.items import Slow, item_tally, item_total, item_value, whole_numbers
 from agentcore.policies.model import MAX_ARG_DEPTH, Request, canonical
 from agentcore.policies.quantities import (
@@ -255,13 +255,7 @@ def _host(node: ast.Host, cond: CondCompiler) -> Getter:
         value = inner(env)
         if not isinstance(value, str):
             raise Unevaluable(f"`{what}` is {_show(value)}, not a URL")
-        try:
-            name = urlsplit(value).hostname
-        except ValueError as error:
-            raise Unevaluable(f"`{what}` is not a valid URL: {error}") from error
-        if not name:
-            raise Unevaluable(f"`{what}` ({_show(value)}) has no host")
-        return name
+        return host_of(value, f"`{what}`")
 
     return host
 
@@ -572,7 +566,7 @@ def _sum(node: ast.Sum) -> Getter:
     actions, arg, scope, seconds = patterns(node.actions), node.arg, Scope(node.scope), node.window.seconds
     what = f"the sum of {'.'.join(arg)}"
 
-    def total(env: Env) -> float:
+    def total(env: Env) -> int | Decimal:
         (key, tenant), now = history_key(env, scope), env.request.context.time
         return number(
             _ask(what, lambda: env.context.total(actions, arg, scope, key, seconds, now, tenant=tenant)), what

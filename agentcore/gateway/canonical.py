@@ -21,6 +21,8 @@ from agentcore.text import LONE_SURROGATE, canonical_problem, canonical_text, is
 JSONValue = Any  # a JSON value: None, bool, int, float, str, list, dict with str keys
 UnicodeMode = Literal["canonicalize", "reject"]  # deliver non-canonical text rewritten, or refuse the call
 MAX_JSON_BYTES_PER_CHAR = 6  # a control character is written \u0001: six bytes for one character
+MAX_INT_DIGITS = 4000  # below Python's 4,300-digit limit on int <-> str, which JSON encoding (the audit) needs
+MAX_INT_BITS = 13_287  # every integer of at most this many bits has at most MAX_INT_DIGITS digits
 
 
 class ArgumentLimits(BaseModel):
@@ -86,7 +88,9 @@ def _scan(value: JSONValue, depth: int, limits: ArgumentLimits) -> int:
     if kind is str:
         fine = len(value) <= limits.max_string and "\x00" not in value and (value.isascii() or _is_canonical(value))
         return len(value) + 8 if fine else -1
-    if value is None or kind is bool or kind is int:
+    if kind is int:
+        return len(str(value)) + 8 if value.bit_length() <= MAX_INT_BITS else -1
+    if value is None or kind is bool:
         return len(str(value)) + 8
     if kind is float:
         return 32 if math.isfinite(value) else -1
@@ -138,6 +142,8 @@ def _walk(
                 problems.append(f"{path}: {canonical_problem(text)} (send it in canonical form)")
             text = canonical_text(text)
         return text, len(text) + 8
+    elif isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        problems.append(f"{path}: an integer of more than {MAX_INT_DIGITS} digits")
     elif isinstance(value, bool) or value is None or isinstance(value, int):
         return value, len(str(value)) + 8
     elif isinstance(value, float):

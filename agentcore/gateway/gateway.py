@@ -39,7 +39,7 @@ from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, Joined, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
 from agentcore.gateway.cancellation import in_thread, to_thread_settled
-from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode, encodable
+from agentcore.gateway.canonical import MAX_INT_BITS, ArgumentLimits, UnicodeMode, encodable
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
@@ -959,7 +959,15 @@ def _reason_record(reason: Reason) -> dict[str, Any]:
     return reason.model_dump()
 
 
-_PREVIEW = reprlib.Repr()  # repr() of 5,000-deep arguments would raise RecursionError: six levels are enough
+class _Preview(reprlib.Repr):
+    """reprlib, bounded for hostile arguments: repr() of 5,000-deep ones would raise RecursionError (six levels are
+    enough), and of an integer past Python's 4,300 digits ValueError."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        return super().repr_int(x, level) if x.bit_length() <= MAX_INT_BITS else f"<integer of {x.bit_length()} bits>"
+
+
+_PREVIEW = _Preview()
 _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 6, 400, 400
 
 

@@ -10,7 +10,8 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from decimal import Decimal
+from typing import Any, get_args, get_type_hints
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -35,6 +36,7 @@ class Tool:
     tags: tuple[str, ...] = ()
     _model: type[BaseModel] | None = field(default=None, repr=False)
     _schema_validator: Any = field(default=None, repr=False)
+    _decimals: bool = field(default=False, repr=False)  # does the model hold a Decimal anywhere?
 
     def validate(
         self, args: Mapping[str, Any], limits: canonical.ArgumentLimits, unicode: canonical.UnicodeMode = "canonicalize"
@@ -58,11 +60,48 @@ class Tool:
                 model = self._model.model_validate(raw)
             except ValidationError as exc:
                 raise ToolArgumentError(self.name, _pydantic_problems(exc)) from None
-            return model.model_dump(mode="json"), dict(model.__dict__)  # extra="forbid": only the fields
+            dumped = model.model_dump(mode="json")
+            if self._decimals:
+                dumped = _numbers(dumped, model.model_dump())
+            dumped, problems = canonical.canonicalize(dumped, limits, unicode)  # the model's "inf" is not JSON
+            if problems:
+                raise ToolArgumentError(self.name, problems)
+            return dumped, dict(model.__dict__)  # extra="forbid": only the fields
         errors = sorted(self._schema_validator.iter_errors(raw), key=lambda e: list(e.path))
         if errors:
             raise ToolArgumentError(self.name, [_schema_problem(e) for e in errors[:5]])
         return raw, raw
+
+
+def _numbers(dumped: Any, python: Any) -> Any:
+    """``dumped`` (a model's JSON form) with each Decimal as the number it is, not pydantic's text: the policy
+    compares numbers (``amount is more than 2000``, ``amount is 5000``), and ``"5000"`` is text to it. A Decimal no
+    JSON number holds exactly (more digits than a float, or not finite) stays text, which ordered comparisons
+    cannot evaluate: they fail closed."""
+    if isinstance(python, Decimal) and type(dumped) is str:
+        if not python.is_finite():
+            return dumped
+        if python == python.to_integral_value():
+            return int(python)
+        number = float(python)
+        return number if Decimal(repr(number)) == python else dumped
+    if type(dumped) is dict and isinstance(python, dict) and len(dumped) == len(python):
+        return {key: _numbers(item, value) for (key, item), value in zip(dumped.items(), python.values(), strict=True)}
+    if type(dumped) is list and isinstance(python, list | tuple) and len(dumped) == len(python):
+        return [_numbers(item, value) for item, value in zip(dumped, python, strict=True)]
+    return dumped
+
+
+def _mentions_decimal(hint: Any, seen: set[Any]) -> bool:
+    """Can a value of type ``hint`` hold a Decimal (``Decimal``, ``list[Decimal]``, a model with one)?"""
+    if hint is Decimal or (isinstance(hint, type) and issubclass(hint, Decimal)):
+        return True
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        if hint in seen:
+            return False
+        seen.add(hint)
+        return any(_mentions_decimal(f.annotation, seen) for f in hint.model_fields.values())
+    return any(_mentions_decimal(arg, seen) for arg in get_args(hint))
 
 
 def _pydantic_problems(exc: ValidationError) -> list[str]:
@@ -110,7 +149,8 @@ def tool_from_callable(
             raise ValueError(f"tool {tool_name!r}: the JSON Schema is invalid: {exc.message}") from None
         return Tool(tool_name, text, schema_dict, func, is_async, timeout, tags, None, validator_cls(schema_dict))
     model = _model_from_signature(tool_name, func)
-    return Tool(tool_name, text, model.model_json_schema(), func, is_async, timeout, tags, model, None)
+    decimals = _mentions_decimal(model, set())
+    return Tool(tool_name, text, model.model_json_schema(), func, is_async, timeout, tags, model, None, decimals)
 
 
 def _model_from_signature(tool_name: str, func: Callable[..., Any]) -> type[BaseModel]:
