@@ -39,7 +39,7 @@ from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, Joined, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
 from agentcore.gateway.cancellation import in_thread, to_thread_settled
-from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode, encodable
+from agentcore.gateway.canonical import ArgumentLimits, UnicodeMode
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
@@ -67,6 +67,7 @@ from agentcore.gateway.telemetry import GatewayTelemetry, current_call
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
+from agentcore.text import printable
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -955,8 +956,8 @@ _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 6, 400, 400
 
 
 def _label(value: Any) -> Any:
-    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, encodable."""
-    return None if value is None else encodable(str(value)[:200])
+    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, printable."""
+    return None if value is None else printable(str(value)[:200])
 
 
 def _problems(errors: Sequence[Any]) -> str:
