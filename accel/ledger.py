@@ -151,12 +151,19 @@ def _flush_at_exit() -> None:
 
 
 _OWNER = ("tenant", "agent", "user")
+# The tenant of spend made without one (``Gateway.record_llm_usage(tenant=None)``). Its fullwidth parentheses are
+# not canonical text, and every other tenant is filed and selected in canonical form, so no tenant (not even one
+# named "default" or "(no tenant)") shares its receipts or its budget.
+NO_TENANT = "\uff08no tenant\uff09"
 
 
 def _canonical_owner(fields: dict[str, Any]) -> dict[str, Any]:
     """``fields`` with its tenant, agent and user in canonical text, as the gateway's budget rules name them: a
     receipt filed under ``ａｃｍｅ`` or ``bob\\u200b`` is acme's and bob's spend, not a budget's blind spot."""
-    return {key: canonical_text(v) if key in _OWNER and isinstance(v, str) else v for key, v in fields.items()}
+    return {
+        key: canonical_text(v) if key in _OWNER and isinstance(v, str) and v != NO_TENANT else v
+        for key, v in fields.items()
+    }
 
 
 class Ledger:

@@ -49,3 +49,12 @@ def canonical_problem(text: str) -> str:
         if unicodedata.normalize("NFKC", char) != char:
             return f"contains U+{ord(char):04X} at index {index}, which Unicode NFKC rewrites"
     return "is not in Unicode NFKC form"
+
+
+def printable(text: str) -> str:
+    """``text`` with each non-printable character (controls, line separators, invisible and bidi characters, lone
+    surrogates) written as its Python escape (``\\x1b``, ``\\u202e``): what the CLI and the audit show of text
+    nobody has checked, so it can neither drive a terminal nor pass for other text."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)

@@ -4,7 +4,9 @@ These models are the border between ``agentcore.policies`` and its callers; they
 Arguments and identities are canonicalised on the way in (strings in :func:`~agentcore.text.canonical_text`
 form, tuples to lists, keys to strings), so policy comparisons see one spelling of each value whatever look-alike
 or invisible characters an agent sent. Validated with ``context={"unicode": "reject"}``, an identity string (ids,
-roles, session, tenant) that is not already canonical is an error of type ``noncanonical_text`` instead.
+roles, session, tenant) that is not already canonical is an error of type ``noncanonical_text`` instead. An
+identity must also be printable text of bounded size, and (but for a tenant) not empty in canonical form: else an
+error of type ``invalid_identity``.
 """
 
 from __future__ import annotations
@@ -59,8 +61,52 @@ def _identity_text(value: str, info: ValidationInfo) -> str:
     return text
 
 
+MAX_ID_CHARS = 1024  # a principal, agent or tenant id, or a role: as sent and in canonical form
+MAX_SESSION_CHARS = 4 * MAX_ID_CHARS  # the MCP proxy's session id names the principal and the tenant
+
+
+def _shaped(limit: int, *, empty: bool = False) -> AfterValidator:
+    """An identity in canonical form that is printable text of at most ``limit`` characters, and not empty unless
+    ``empty``: every caller whose id held only invisible characters would otherwise be one user ``""``, a huge id
+    would be copied into every audit record and state key, and a control character (a newline, an ANSI escape)
+    would be printed as it is by the CLI."""
+
+    def check(value: str, info: ValidationInfo) -> str:
+        if value.isascii() and value.isprintable() and (empty or value) and len(value) <= limit:
+            return value  # the common case: three C calls
+        if len(value) > limit:  # before canonical form, which would copy a megabyte id
+            raise PydanticCustomError(
+                "invalid_identity", "is {size} characters long, more than the limit of {limit}",
+                {"size": len(value), "limit": limit},
+            )  # fmt: skip
+        text = _identity_text(value, info)
+        if len(text) > limit:
+            raise PydanticCustomError(
+                "invalid_identity", "is {size} characters long in canonical form, more than the limit of {limit}",
+                {"size": len(text), "limit": limit},
+            )  # fmt: skip
+        if not (empty or text):
+            raise PydanticCustomError(
+                "invalid_identity", "is empty in canonical form ({value} holds no visible character): send a real id",
+                {"value": repr(value[:80])},
+            )  # fmt: skip
+        if not text.isprintable():
+            index, char = next((i, c) for i, c in enumerate(text) if not c.isprintable())
+            raise PydanticCustomError(
+                "invalid_identity",
+                "contains the non-printable character U+{code} at index {index} (ids are printable text)",
+                {"code": f"{ord(char):04X}", "index": index},
+            )
+        return text
+
+    return AfterValidator(check)
+
+
 # Validated values are canonicalised so that policies compare one spelling of each (look-alike characters included).
 CanonicalString = Annotated[str, AfterValidator(_identity_text)]
+IdentityString = Annotated[str, _shaped(MAX_ID_CHARS)]  # principal and agent ids, roles
+TenantString = Annotated[str, _shaped(MAX_ID_CHARS, empty=True)]  # "" is a tenant (None: no tenant)
+SessionString = Annotated[str, _shaped(MAX_SESSION_CHARS)]
 CanonicalJSON = Annotated[dict[str, Any], AfterValidator(canonical)]
 
 
@@ -71,15 +117,15 @@ class _Frozen(BaseModel):
 class Principal(_Frozen):
     """The user (or service) on whose behalf the agent acts; ``attributes`` holds identity claims."""
 
-    id: CanonicalString
-    roles: frozenset[CanonicalString] = frozenset()
+    id: IdentityString
+    roles: frozenset[IdentityString] = frozenset()
     attributes: CanonicalJSON = Field(default_factory=dict)
 
 
 class AgentInfo(_Frozen):
     """The agent making the call."""
 
-    id: CanonicalString
+    id: IdentityString
     attributes: CanonicalJSON = Field(default_factory=dict)
 
 
@@ -87,8 +133,8 @@ class RequestContext(_Frozen):
     """When and where the call happens: decision time (aware), session and tenant used for stateful rules."""
 
     time: AwareDatetime = Field(default_factory=lambda: datetime.now(UTC))
-    session_id: CanonicalString | None = None
-    tenant: CanonicalString | None = None
+    session_id: SessionString | None = None
+    tenant: TenantString | None = None
 
 
 class Request(_Frozen):

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -31,6 +32,7 @@ from agentcore.accel.sim.workload import PRESETS
 from agentcore.accel.units import joules, seconds, usd
 from agentcore.cli.output import DATABASE_HELP, existing_database, fail
 from agentcore.errors import AgentCoreError
+from agentcore.text import printable
 
 app = typer.Typer(
     help="Simulated Trainium capacity: device profiles, workload simulation, comparisons, capacity and spend.",
@@ -410,7 +412,7 @@ def price_traces(
         return
     table = Table("tenant", *report.devices, title=f"{len(report.sessions)} sessions priced as {model} (simulated $)")
     for tenant, spend in sorted(report.tenants.items()):
-        table.add_row(tenant, *(usd(spend[name]) for name in report.devices))
+        table.add_row(_cell(tenant), *(usd(spend[name]) for name in report.devices))
     table.add_row("[bold]total[/bold]", *(usd(report.totals[name]) for name in report.devices))
     table.add_row("per session", *(usd(report.per_session(name)) for name in report.devices))
     console.print(table)
@@ -428,6 +430,12 @@ def _window(text: str | None) -> timedelta | None:
     if unit not in units or not number.replace(".", "", 1).isdigit():
         raise typer.BadParameter(f"--window {text!r}: expected a number and a unit (s, m, h, d), e.g. 24h")
     return timedelta(**{units[unit]: float(number)})
+
+
+def _cell(value: object) -> str:
+    """An id as a table cell: a tenant, user or agent is whatever its caller was named, so neither rich markup
+    (``x[/]`` stopped the whole report with a MarkupError) nor a control character reaches the terminal."""
+    return escape(printable(str(value)))
 
 
 @app.command("ledger")
@@ -455,7 +463,7 @@ def ledger(
     table = Table(*by, "calls", "items", "$", "energy", "device time", title="simulated spend")
     for row in rows:
         table.add_row(
-            *(str(row.group[key]) for key in by), f"{row.calls:,}", f"{row.items:,}", usd(row.usd),
+            *(_cell(row.group[key]) for key in by), f"{row.calls:,}", f"{row.items:,}", usd(row.usd),
             joules(row.joules), seconds(row.device_seconds),
         )  # fmt: skip
     console.print(table)

@@ -203,13 +203,18 @@ def _decide(
 ) -> None:  # fmt: skip
     """Decide as ``by`` of ``tenant``; the decision goes into the audit chain, keyed like the gateway's
     (``--key-file``)."""
+    from pydantic import ValidationError
+
     from agentcore.gateway.approvals import ApprovalStore
     from agentcore.policies.model import Principal
 
+    try:
+        approver = Principal(id=by, roles=frozenset(roles))
+    except ValidationError as error:  # an approver "" (zero-width characters) signed off as no one
+        fail("; ".join(f"--{'by' if e['loc'][0] == 'id' else 'role'} {e['msg']}" for e in error.errors()), 2)
     log = _audit_log(database, key_file)
     store = ApprovalStore(log.db, log)
     try:
-        approver = Principal(id=by, roles=frozenset(roles))
         approval = store.decide(approval_id, by=approver, tenant=tenant, approve=approve, note=note)
     except AgentCoreError as error:
         fail(error, 1)

@@ -25,8 +25,9 @@ SpendSource = Callable[[Scope, str, str | None, datetime, datetime], float]  # s
 def ledger_spend(ledger: Any) -> SpendSource:
     """Budget rules read an :class:`agentcore.accel.ledger.Ledger`: USD of a user/agent/tenant in ``[since, now]``.
 
-    A request with a tenant counts its tenant's receipts only; one without counts the key's receipts in every
-    tenant (the ledger cannot select "no tenant"), which can only overstate spend."""
+    A request with a tenant counts its tenant's receipts only (the gateway files its own untenanted spend under
+    ``NO_TENANT``, so a tenant named "default" never counts it); one without counts the key's receipts in every
+    tenant, which can only overstate spend: an ``Accelerator`` charges spend of unnamed tenants to "default"."""
 
     def spend(scope: Scope, key: str, tenant: str | None, since: datetime, now: datetime) -> float:
         if scope is Scope.SESSION:

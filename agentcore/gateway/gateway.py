@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from agentcore.errors import ConfigError
 from agentcore.gateway.anchors import AnchorSink, open_sink
@@ -39,7 +39,7 @@ from agentcore.gateway.approvals import Approval
 from agentcore.gateway.audit import AuditEvent, AuditLog, Joined, new_call_id
 from agentcore.gateway.audit_keys import KeySource, load_chain_keys
 from agentcore.gateway.cancellation import in_thread, to_thread_settled
-from agentcore.gateway.canonical import MAX_INT_BITS, ArgumentLimits, UnicodeMode, encodable
+from agentcore.gateway.canonical import MAX_INT_BITS, ArgumentLimits, UnicodeMode
 from agentcore.gateway.context import GatewayContext, ledger_spend
 from agentcore.gateway.db import Database, Durability
 from agentcore.gateway.erasure import ForgetReport, forget_subject
@@ -74,7 +74,8 @@ from agentcore.gateway.status import StatusBoard
 from agentcore.gateway.telemetry import GatewayTelemetry, current_call
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
-from agentcore.policies.model import Decision, Effect, Principal, Reason, Request
+from agentcore.policies.model import Decision, Effect, IdentityString, Principal, Reason, Request, TenantString
+from agentcore.text import printable
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -902,18 +903,27 @@ class Gateway:
     ) -> Receipt:
         """Charge one LLM call's tokens (priced by the simulated serving model) to the ledger budget rules read.
 
-        ``tenant`` is filed as a call names it (the ledger keeps ids in canonical form), so the call's budget rules
-        read it back; only ``None`` (no tenant) is filed under ``"default"``."""
+        ``user``, ``agent`` and ``tenant`` are checked and filed as a call's identities are (canonical form; an id
+        empty in it is a ValueError), so the call's budget rules read them back; ``None`` (no tenant) is filed
+        under :data:`~agentcore.accel.ledger.NO_TENANT`, which no tenant (not even one named ``"default"``) is."""
         if self.ledger is None:
             raise ConfigError(
                 "this gateway has no ledger: create it with Gateway(..., ledger=Ledger()) to record spend"
             )
+        from agentcore.accel.ledger import NO_TENANT
         from agentcore.accel.serving.usage import record_llm_usage  # lazily: accel imports onnx (seconds)
 
-        tenant = "default" if tenant is None else tenant  # "" is a tenant, as budget rules read it
+        owner: dict[str, str | None] = {}
+        for name, value, kind in (("user", user, _ID), ("agent", agent, _ID), ("tenant", tenant, _TENANT)):
+            try:
+                owner[name] = None if value is None else kind.validate_python(value)
+            except ValidationError as error:
+                raise ValueError(f"invalid owner of LLM usage: {name} {error.errors()[0]['msg']}") from None
+        filed = owner["tenant"]
         return record_llm_usage(
-            self.ledger, model, input_tokens, output_tokens, device=device, tenant=tenant, agent=agent, user=user
-        )
+            self.ledger, model, input_tokens, output_tokens, device=device,
+            tenant=NO_TENANT if filed is None else filed, agent=owner["agent"], user=owner["user"],
+        )  # fmt: skip
 
     def forget(self, subject: str, *, tenant: TenantFilter = ANY_TENANT) -> ForgetReport:
         """Erase ``subject`` in ``tenant`` (``None``: without a tenant; by default in every tenant and without one)
@@ -933,6 +943,8 @@ class Gateway:
         self.db.close()
 
 
+_ID: TypeAdapter[str] = TypeAdapter(IdentityString)
+_TENANT: TypeAdapter[str] = TypeAdapter(TenantString)
 _NOT_RUN = "cancelled before it ran: the caller's task was cancelled while the call was being admitted"
 
 _REASONS: dict[int, tuple[tuple[Reason, ...], list[dict[str, Any]]]] = {}  # id -> (the reasons, their records)
@@ -972,8 +984,8 @@ _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 6, 400, 400
 
 
 def _label(value: Any) -> Any:
-    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, encodable."""
-    return None if value is None else encodable(str(value)[:200])
+    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, printable."""
+    return None if value is None else printable(str(value)[:200])
 
 
 def _problems(errors: Sequence[Any]) -> str:

@@ -60,6 +60,13 @@ def test_ledger_reports_spend_from_the_database(tmp_path: Path) -> None:
     out = _json("ledger", "--database", url, "--by", "tenant", "--window", "1h", "--export", str(tmp_path / "r.csv"))
     assert out["rows"][0]["group"] == {"tenant": "acme"} and out["rows"][0]["usd"] == 0.5
     assert out["exported"] == 1
+    for hostile in ("x[/]", "[bold red]root", "\x1b[2Jbob"):  # ids the report printed as markup or raw escapes
+        ledger.record(receipt.model_copy(update={"user": hostile}))
+    ledger.flush()
+    table = runner.invoke(app, ["accel", "ledger", "--database", url, "--by", "user"])
+    assert table.exit_code == 0, table.output
+    assert "x[/]" in table.output and "[bold red]root" in table.output and "\\x1b[2Jbob" in table.output
+    assert "\x1b" not in table.output
 
 
 def test_errors_are_one_line_and_actionable() -> None:

@@ -131,6 +131,11 @@ def test_wait_mode_times_out_and_cli_reject(make_gateway: Factory) -> None:
         asyncio.run(gw.acall("refunds.issue", BIG_REFUND, principal=SUPPORT, approval="wait", approval_timeout_s=0.1))
     pending = gw.approvals.list()[0]
     database = gw.db.url.removeprefix("sqlite:///")
+    for by, role in (("\u200b", "manager"), ("mona", "manager\x1b[8m")):  # no one; a role that hides the output
+        nobody = CliRunner().invoke(app, ["gateway", "approvals", "reject", pending.id, "-d", database, "--by", by,
+                                          "--role", role])  # fmt: skip
+        assert nobody.exit_code == 2 and ("empty in canonical form" in nobody.output or "U+001B" in nobody.output)
+    assert gw.approvals.get(pending.id).status == "pending"
     rejected = CliRunner().invoke(app, ["gateway", "approvals", "reject", pending.id, "-d", database, "--by", "mona",
                                         "--role", "manager"])  # fmt: skip
     assert rejected.exit_code == 0 and gw.approvals.get(pending.id).status == "rejected"

@@ -187,6 +187,32 @@ def test_reject_refuses_an_identity_that_is_not_canonical(make_gateway: Factory)
     assert gw.call("notes.add", {"text": "hi"}, principal="mallory") == "hi"
 
 
+INVISIBLE_ONLY = ["", "\u200b", "\u200b\u200d\ufeff", "\u202e", "\u3164"]  # nothing left in canonical form
+
+
+@pytest.mark.parametrize("mode", ["canonicalize", "reject"])
+def test_an_identity_empty_in_canonical_form_is_the_callers_mistake_and_audited(
+    make_gateway: Factory, mode: str
+) -> None:
+    """Every caller whose id held only invisible characters was one user ``""`` (one budget, one history); an
+    agent, role or session likewise. Now each is a ValueError at the call site, audited as an invalid call; a
+    tenant of ``""`` stays a tenant (None is no tenant), as the state store and approvals keep it."""
+    gw, runs = make_gateway(unicode=mode)
+    attempts: list[dict[str, Any]] = []
+    for blank in INVISIBLE_ONLY if mode == "canonicalize" else [""]:
+        attempts += [{"principal": blank}, {"principal": {"id": "alice", "roles": ["support", blank]}},
+                     {"principal": "alice", "agent": blank}, {"principal": "alice", "session": blank}]  # fmt: skip
+    for attempt in attempts:
+        with pytest.raises(ValueError, match="is empty in canonical form") as error:
+            gw.call("notes.add", {"text": "hi"}, **attempt)
+        assert not isinstance(error.value, ToolDenied)
+    records = _records(gw)
+    assert [(r["effect"], r["outcome"]) for r in records] == [("deny", "invalid")] * len(attempts)
+    assert all("empty in canonical form" in r["detail"]["error"] for r in records) and runs == {}
+    assert gw.call("notes.add", {"text": "hi"}, principal="alice", tenant="") == "hi"
+    assert _records(gw)[-1]["tenant"] == ""
+
+
 def test_a_lone_surrogate_is_refused_in_arguments_and_identities(make_gateway: Factory) -> None:
     gw, runs = make_gateway()
     with pytest.raises(ToolArgumentError, match="lone surrogate"):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentcore import Gateway, ToolDenied
-from agentcore.accel.ledger import Ledger
+from agentcore.accel.ledger import NO_TENANT, Ledger
 from agentcore.accel.serving.usage import record_llm_usage
 from agentcore.errors import ConfigError
 
@@ -66,4 +66,33 @@ def test_spend_recorded_outside_the_gateway_counts_for_the_canonical_caller(tmp_
     )
     with pytest.raises(ToolDenied, match="spend"):
         gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant="acme")
+    gw.close()
+
+
+def test_a_tenant_named_default_never_shares_the_spend_of_calls_without_a_tenant(tmp_path: Path) -> None:
+    """Untenanted usage was filed under the tenant ``"default"``: a real tenant of that name had every untenanted
+    caller's spend in its ``accelerator spend`` budgets (its mallory denied for spend she never made), and its
+    console viewers saw that spend by user and agent. It is filed under ``NO_TENANT`` now, which only requests
+    without a tenant (which count every tenant's spend) read."""
+    database = str(tmp_path / "shared.db")
+    (tmp_path / "budget.policy").write_text(
+        'policy "budget"\nallow t.echo.\n'
+        "deny any tool when accelerator spend of user today exceeds 0.01 USD.\n"
+        "deny any tool when accelerator spend of tenant today exceeds 0.01 USD.\n"
+    )
+    gw = Gateway(tmp_path / "budget.policy", database=database, ledger=Ledger(database))
+    gw.tool(_echo, name="t.echo")
+    gw.record_llm_usage("llama-3.1-405b", 200_000, 20_000, user="mallory", device="h100")  # no tenant
+    assert gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant="default") == "hi"
+    with pytest.raises(ToolDenied, match="spend"):
+        gw.call("t.echo", {"text": "hi"}, principal="mallory")
+    assert gw.ledger is not None
+    tenants = {row.group["tenant"] for row in gw.ledger.report(by=("tenant",))}
+    assert tenants == {NO_TENANT} and gw.ledger.spend(tenant="default").calls == 0
+    for spelling in (NO_TENANT, "(no tenant)"):  # a tenant that spells it is "(no tenant)", a tenant like others
+        assert gw.call("t.echo", {"text": "hi"}, principal="mallory", tenant=spelling) == "hi"
+    assert gw.record_llm_usage("llama-3.1-8b", 10, 10, user="mallory", tenant=NO_TENANT).tenant == "(no tenant)"
+    for user in ("", "\u200b", "bob\n"):
+        with pytest.raises(ValueError, match="invalid owner of LLM usage: user"):
+            gw.record_llm_usage("llama-3.1-8b", 10, 10, user=user)
     gw.close()

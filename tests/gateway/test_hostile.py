@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -60,3 +62,37 @@ def test_random_calls_are_decided_never_crash(make_gateway: Factory) -> None:
     assert len(decisions) == sum(outcomes.values())  # every call left exactly one record of its decision
     assert gw.audit.verify().ok
     assert outcomes["ToolDenied"] >= 1 and outcomes["ok"] >= 1 and outcomes["ToolArgumentError"] >= 1
+
+
+HOSTILE_IDS = {
+    "x" * (1 << 20): "characters long",  # a megabyte id went into every audit record and state key
+    "é" * 4097: "characters long",
+    "\ufdfa" * 300: "characters long in canonical form",  # NFKC writes each as 18 characters
+    "bob\x00": "non-printable character U+0000",
+    "bob\nAPPROVED apr_x by mona": "non-printable character U+000A",  # a forged line in `approvals list`
+    "\x1b[2J\x1b[31mroot": "non-printable character U+001B",  # an ANSI escape the CLI printed as it was
+    "bob\u2028": "non-printable character U+2028",
+    "bob\x85": "non-printable character U+0085",
+}
+
+
+def test_hostile_identity_shapes_are_the_callers_mistake_and_audited_printable(make_gateway: Factory) -> None:
+    """Ids of any size and with control characters were accepted and copied into the audit, the state store and
+    approval requests, which the CLI prints as they are. Each is now a ValueError at the call site, audited with
+    a bounded, printable label of what was sent."""
+    gw, runs = make_gateway()
+    fields = ("principal", "agent", "session", "tenant")
+    for hostile, problem in HOSTILE_IDS.items():
+        for field in fields:
+            identity = {"principal": "alice", field: hostile}
+            with pytest.raises(ValueError, match=re.escape(problem)):
+                gw.call("notes.add", {"text": "hi"}, **identity)
+        with pytest.raises(ValueError, match=re.escape(problem)):
+            gw.call("notes.add", {"text": "hi"}, principal={"id": "alice", "roles": [hostile]})
+    records = list(gw.audit.rows())
+    assert len(records) == len(HOSTILE_IDS) * (len(fields) + 1) and runs == {}
+    assert {(r["effect"], r["outcome"]) for r in records} == {("deny", "invalid")}
+    for record in records:
+        for field in fields:
+            assert record[field] is None or (record[field].isprintable() and len(record[field]) <= 200 * 10)
+    assert gw.call("notes.add", {"text": "hi"}, principal="a" * 1024, agent="b" * 1024, tenant="c" * 1024) == "hi"

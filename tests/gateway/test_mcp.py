@@ -403,6 +403,8 @@ def test_jwt_verifier_rs256_expiry_and_claims(tmp_path: Path) -> None:
         ('[gateway]\n[gateway.auth]\nalgorithms = ["HS256"]\n', "secret_env"),
         ("[gateway\n", "cannot read"),
         ('[gateway]\ndurability = "sometimes"\n', "durability"),
+        ('[gateway.identity]\nprincipal = "\\u200b"\n', "identity.principal: is empty in canonical form"),
+        ('[gateway.identity]\nprincipal = "bob"\nroles = ["a\\n"]\n', "identity.roles.0: contains the non-printable"),
     ],
 )
 def test_config_errors_are_actionable(tmp_path: Path, text: str, problem: str) -> None:
@@ -656,6 +658,58 @@ def test_a_signed_token_with_claims_of_the_wrong_shape_gets_401(tmp_path: Path, 
         assert response.status_code == 401 and "roles" in response.json()["error_description"]
     finally:
         proxy.gateway.close()
+
+
+def _signed(payload: bytes) -> str:
+    """A token signed over exactly ``payload`` (duplicate names, NaN: what ``jwt.encode`` of a dict cannot write)."""
+    return jwt.api_jws.PyJWS().encode(payload, SECRET, algorithm="HS256")
+
+
+def test_a_signed_token_that_names_no_one_or_two_callers_gets_401(http_proxy: str) -> None:
+    """Each of these tokens was accepted: ``sub`` of zero-width characters was the user ``""`` (shared by every such
+    token), ``"org": 5`` the tenant ``"5"``, ``"org": null`` no tenant at all, a role ``""`` a role, a newline or
+    an ANSI escape in an id went to the audit and the CLI as it was, and of two ``sub`` claims the last one
+    counted (a front proxy may read the first). Now each gets 401 before the MCP layer, and the proxy serves on."""
+    exp = int(time.time()) + 300
+    hostile = {
+        "invisible sub": _token("\u200b\u200d", ["support"]),
+        "empty sub": _token("", ["support"]),
+        "empty role": _token("bob", ["support", "\u200b"]),
+        "tenant number": _token("bob", ["support"], org=5),
+        "tenant null": _token("bob", ["support"], org=None),
+        "tenant list": _token("bob", ["support"], org=["acme", "globex"]),
+        "newline in sub": _token("bob\nroot", ["support"]),
+        "escape in tenant": _token("bob", ["support"], org="\x1b[2Jacme"),
+        "huge sub": _token("b" * 20_000, ["support"]),
+        "two subs": _signed(b'{"sub":"bob","sub":"root","roles":["support"],"exp":%d}' % exp),
+        "two role claims": _signed(b'{"sub":"bob","roles":["support"],"roles":["admin"],"exp":%d}' % exp),
+        "NaN claim": _signed(b'{"sub":"bob","roles":["support"],"level":NaN,"exp":%d}' % exp),
+    }
+
+    async def main() -> None:
+        async with httpx2.AsyncClient() as http:
+            for what, token in hostile.items():
+                headers = {**_JSON_RPC, "Authorization": f"Bearer {token}"}
+                response = await http.post(http_proxy, headers=headers, json=_INITIALIZE)
+                assert response.status_code == 401 and "invalid_token" in response.text, what
+            fine = {**_JSON_RPC, "Authorization": f"Bearer {_token('bob', ['support'], org='')}"}
+            assert (await http.post(http_proxy, headers=fine, json=_INITIALIZE)).status_code == 200
+
+    asyncio.run(main())
+
+
+def test_unicode_reject_refuses_a_token_claim_not_in_canonical_form(monkeypatch: Any) -> None:
+    """The docs promised ``unicode = "reject"`` refuses non-canonical identities from tokens; the verifier
+    canonicalised them before the gateway could see them, so ``ｒｏｏｔ`` was quietly the user ``root``."""
+    monkeypatch.setenv("GW_TEST_SECRET", SECRET)
+    settings = Auth(algorithms=["HS256"], secret_env="GW_TEST_SECRET", tenant_claim="org")
+    strict = JwtVerifier(settings, unicode="reject")
+    for token in (_token("ｒｏｏｔ", []), _token("bob", ["ａｄｍｉｎ"]), _token("bob", [], org="acme\u200b")):
+        with pytest.raises(AuthError, match=r"NFKC|invisible"):
+            strict.verify(f"Bearer {token}")
+        principal, _, tenant = JwtVerifier(settings).verify(f"Bearer {token}")  # canonicalize: rewritten
+        assert principal.id in ("root", "bob") and tenant in (None, "acme")
+    assert strict.verify(f"Bearer {_token('root', ['admin'], org='acme')}")[0].id == "root"
 
 
 def test_deferred_outcomes_from_gateway_toml_are_all_in_the_audit_when_the_client_is_done(tmp_path: Path) -> None:

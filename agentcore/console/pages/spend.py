@@ -4,9 +4,9 @@ Every figure is simulated (accel's cost models over the ledger's receipts). The 
 recorded calls (:func:`agentcore.accel.replay.replay`: encoder and head batches, LLM tokens with their model) on
 each device, so Trn2 and Trn3 are priced for identical work however the calls were actually served.
 
-A viewer with a tenant sees that tenant's receipts only; one without sees every tenant's: the ledger files
-spend made without a tenant under ``"default"``, a name a real tenant may also have, so it cannot select "no
-tenant" (as the gateway's budget rules say of it).
+A viewer with a tenant sees that tenant's receipts only; one without sees every tenant's: spend made without a
+tenant is the gateway's ``NO_TENANT`` or, charged by an ``Accelerator`` that names none, the tenant
+``"default"``, so "no tenant" is not one set of receipts (as the gateway's budget rules say of it).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentcore.errors import ConfigError
+from agentcore.policies.model import IdentityString, TenantString
 
 log = logging.getLogger(__name__)
 TARGET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,39}$")
@@ -41,13 +42,14 @@ class Target(_Strict):
 
 
 class Identity(_Strict):
-    """Who the caller is on stdio (there is no token to read)."""
+    """Who the caller is on stdio (there is no token to read): ids as the gateway takes them (printable, not empty
+    in canonical form), checked when the file is read rather than at every call."""
 
-    principal: str
-    roles: list[str] = []
+    principal: IdentityString
+    roles: list[IdentityString] = []
     attributes: dict[str, object] = {}
-    agent: str = "mcp-client"
-    tenant: str | None = None
+    agent: IdentityString = "mcp-client"
+    tenant: TenantString | None = None
 
 
 class Auth(_Strict):

@@ -318,7 +318,7 @@ class McpProxy:
         app = self.server.streamable_http_app(host=host, json_response=True)  # no SSE framing per response
         auth = self.config.auth
         if auth is not None:  # read the key only here: stdio never needs it
-            verifier = JwtVerifier(auth)
+            verifier = JwtVerifier(auth, unicode=self.gateway.unicode)
             servers = auth.authorization_servers or ([auth.issuer] if auth.issuer else [])
             metadata = {"authorization_servers": servers, "bearer_methods_supported": ["header"],
                         "resource_name": self.config.name}  # fmt: skip
