@@ -2,20 +2,21 @@
 are added, (c) MCP proxy vs direct, (d) OpenTelemetry spans and metrics enabled vs disabled.
 
 Prints ONE JSON line. (a) compares ``gw.call`` against calling the function directly, per call (wall time, and the
-CPU time per call, which a busy machine does not inflate), for the default
-(crash-safe) durability and the power-loss-safe one; every setting commits the allow decision before the tool runs
-(with the stateful rule, together with the call's reservation in the state section). By default the outcome is
-committed before the call returns (two commits per call, DESIGN.md §8.2); each setting also runs with
-``outcome_delay_s=0.005``, the opt-in where the outcome rides in the next commit (the next call's decision, or the
-audit's flusher within 5 ms): one commit per call, but a refused outcome is no longer the caller's error. Each
-setting's ``commits`` says which. (b) runs the default setting with 1, 4 and 16 threads sharing one gateway,
-and 1 and 4 processes sharing one SQLite database (4 also without the writer lock, as its peer), for a fixed time
-each; besides calls/s it reports the CPU time per call (all threads or processes together: the work done, where
-wall time also counts the waits for a shared machine's CPUs) and how many audit records each commit carried
-(concurrent callers share commits); its ``ceilings`` run, beside them, CPU-bound Python with no waits on the same thread counts and four processes each on its own database file: what the interpreter and the machine allow any code. (c) runs a real upstream MCP server (streamable HTTP) and the gateway proxy in
-front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients: the added p50 also as
-a share of the direct p50 (the goal: below 1, less than one direct round trip), and the CPU time per proxied call
-of the proxy and of the upstream server.
+CPU time per call, which a busy machine does not inflate), for the default (crash-safe) durability and the
+power-loss-safe one; every setting commits the allow decision before the tool runs (with the stateful rule, together
+with the call's reservation in the state section). By default the outcome is committed before the call returns (two
+commits per call, DESIGN.md §8.2); each setting also runs with ``outcome_delay_s=0.005``, the opt-in where the
+outcome rides in the next commit (the next call's decision, or the audit's flusher within 5 ms): one commit per
+call, but a refused outcome is no longer the caller's error. Each setting's ``commits`` says which. (b) runs the
+default setting with 1, 4 and 16 threads sharing one gateway, and 1 and 4 processes sharing one SQLite database (4
+also without the writer lock, as its peer), for a fixed time each; besides calls/s it reports the CPU time per call
+(all threads or processes together: the work done, where wall time also counts the waits for a shared machine's
+CPUs) and how many audit records each commit carried (concurrent callers share commits); its ``ceilings`` run,
+beside them, CPU-bound Python with no waits on the same thread counts and four processes each on its own database
+file: what the interpreter and the machine allow any code. (c) runs a real upstream MCP server (streamable HTTP) and
+the gateway proxy in front of it, and drives both with the official MCP client at 1, 8 and 32 concurrent clients:
+the added p50 also as a share of the direct p50 (the goal: below 1, less than one direct round trip), and the CPU
+time per proxied call of the proxy and of the upstream server.
 
 (d) runs the default setting three ways, interleaved: no telemetry configured (the default), the SDK's tracer
 (batch span processor; the exporter discards) and its meter (an in-memory reader) given to the gateway; it also
