@@ -75,7 +75,7 @@ from agentcore.gateway.telemetry import GatewayTelemetry, current_call
 from agentcore.policies.context import scope_key
 from agentcore.policies.engine import PolicyEngine
 from agentcore.policies.model import Decision, Effect, IdentityString, Principal, Reason, Request, TenantString
-from agentcore.text import printable
+from agentcore.text import canonical_text, printable
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -984,8 +984,9 @@ _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother = 6, 400, 400
 
 
 def _label(value: Any) -> Any:
-    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, printable."""
-    return None if value is None else printable(str(value)[:200])
+    """An identity or name as the caller sent it, fit for the audit before it is validated: bounded, in canonical
+    form (``b\u200bob`` is bob, whose erasure must reach the record), and printable."""
+    return None if value is None else printable(canonical_text(str(value)[:200])[:200])
 
 
 def _problems(errors: Sequence[Any]) -> str:
