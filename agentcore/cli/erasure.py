@@ -19,6 +19,13 @@ def forget(
     no_tenant: bool = typer.Option(
         False, "--no-tenant", help="Erase only what the id did without a tenant (memory as with --tenant)."
     ),
+    state: str | None = typer.Option(
+        None,
+        "--state",
+        metavar="URL",
+        help="The gateway's state store when it has one of its own (its `state` setting, e.g. redis://host:6379/0): "
+        "the id's calls are erased there too. Default: the history in the database only.",
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Erase a person: memory rows deleted, audit records made unreadable (their keys destroyed; the chain still
@@ -36,7 +43,7 @@ def forget(
         question = f"Erase {subject!r} {where} from the gateway, and memory actor {subject!r} (memory has no tenants)"
     if not yes:
         typer.confirm(f"{question}? This cannot be undone", abort=True)
-    report = erase(subject, database=database, tenant=scope)
+    report = erase(subject, database=database, tenant=scope, state=state)
     memory, gateway = report.memory, report.gateway
     legacy = ""
     if gateway.legacy_keys:
@@ -45,7 +52,8 @@ def forget(
     console.print(
         f"forgot {subject!r} {where}: memory {memory.events} events, {memory.records} records, "
         f"{memory.sessions} sessions; gateway {gateway.subject_keys} audit keys destroyed{legacy}, "
-        f"{gateway.calls} history rows, {gateway.approvals} approval requests",
+        f"{gateway.calls} history rows, {gateway.approvals} approval requests"
+        + (f", {gateway.state_calls} calls in the state store" if state is not None else ""),
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -14,6 +14,7 @@ from agentcore.gateway.canonical import ArgumentLimits
 from agentcore.gateway.errors import (
     ApprovalError,
     ApprovalRequired,
+    ErasureIncomplete,
     GatewayError,
     OutcomeNotRecorded,
     StateUnavailable,
@@ -37,6 +38,7 @@ __all__ = [
     "ChainKey",
     "ChainKeys",
     "Checkpoint",
+    "ErasureIncomplete",
     "Gateway",
     "GatewayError",
     "JsonlAnchorSink",

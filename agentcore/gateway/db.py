@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import SQLModel
@@ -225,6 +225,19 @@ class Database:
                     return True
                 time.sleep(0.05)
         return False
+
+    def leave_no_copies(self, tables: Sequence[str]) -> None:
+        """After deleting personal rows of ``tables``: SQLite (which zeroes freed bytes, ``secure_delete``) copies
+        the WAL into the file and truncates it, so no deleted page stays in ``-wal``; PostgreSQL vacuums those of
+        the tables that exist, so their dead row versions go."""
+        if self.backend == "sqlite":
+            if not self.truncate_wal():
+                log.warning("WAL checkpoint was blocked by a reader; deleted rows stay in the WAL until the next one")
+            return
+        present = [table for table in tables if inspect(self.engine).has_table(table)]
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            for table in present:
+                conn.execute(text(f"VACUUM {table}"))
 
     @contextmanager
     def snapshot(self) -> Iterator[Any]:

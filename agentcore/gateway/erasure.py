@@ -9,6 +9,8 @@ A subject is an id in a tenant (ids are unique within a tenant only): ``tenant``
 erased in every tenant and without one.
 SQLite deletes with ``secure_delete`` (freed bytes are zeroed) and the WAL is then checkpointed and truncated, so
 no copy of a deleted page stays behind in ``-wal``; PostgreSQL vacuums the tables so dead row versions go.
+A state store of the gateway's own (Redis, another database) is erased after the database's transaction committed:
+it cannot join that transaction, and the audit is whole either way (a failure there says to run forget again).
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import logging
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect
 
 from agentcore.gateway.approvals import ApprovalRow, SignoffRow
 from agentcore.gateway.db import Database
+from agentcore.gateway.errors import ErasureIncomplete
 from agentcore.gateway.identity import ANY_TENANT, TenantFilter, tenant_filter
 from agentcore.gateway.sealing import SEALED, Sealer
-from agentcore.gateway.state import CallRow, forget_cached_history
+from agentcore.gateway.state import CallRow, SqlStateStore, StateStore, delete_calls, forget_cached_history
 from agentcore.text import canonical_text
 
 log = logging.getLogger(__name__)
@@ -39,6 +42,8 @@ class ForgetReport(BaseModel):
     ``legacy_keys``: of the ``subject_keys``, those without a tenant that sealed records of a tenant, as gateways
     did before keys were per tenant: erasing the id in one tenant (or without one) destroyed them, which makes the
     id's records under them unreadable in every tenant (erasure that leaves the tenant's records readable is none).
+    ``calls``: history rows deleted from the gateway database; ``state_calls``: calls deleted from a state store of
+    the gateway's own (Redis, another database), each counted once however many of its sorted sets held it.
     """
 
     subject_keys: int
@@ -46,12 +51,19 @@ class ForgetReport(BaseModel):
     approvals: int
     signoffs: int = 0
     legacy_keys: int = 0
+    state_calls: int = 0
 
 
 def forget_subject(
-    db: Database, subject: str, sealer: Sealer | None = None, *, tenant: TenantFilter = ANY_TENANT
+    db: Database,
+    subject: str,
+    sealer: Sealer | None = None,
+    *,
+    tenant: TenantFilter = ANY_TENANT,
+    state: StateStore | None = None,
 ) -> ForgetReport:
-    """Destroy ``subject``'s audit keys and delete their history and approvals, in one transaction.
+    """Destroy ``subject``'s audit keys and delete their history and approvals, in one transaction; then their
+    calls in ``state``, the gateway's state store, unless it is this database's history.
 
     ``tenant``: erase the id in this tenant only (``None``: only what was done without a tenant); by default in
     every tenant and without one. ``subject`` and ``tenant`` are read in canonical form, the spelling calls, keys
@@ -68,30 +80,39 @@ def forget_subject(
         doomed = sealer.key_ids(cur, subject, tenant)
         legacy = _legacy_keys(db, cur, sealer, subject, tenant) if audited else []
         keys = sealer.destroy(cur, doomed + [k for k in legacy if k not in doomed])
-        in_tenant, tenant_params = _tenant_clause(tenant)
-        cur.execute(db.sql(f'DELETE FROM gateway_calls WHERE "user" = ?{in_tenant}'), (subject, *tenant_params))
-        calls = int(cur.rowcount)
+        calls = delete_calls(db, cur, subject, tenant)
         if legacy_reservations:  # their names hold no tenant: the id's go whatever the tenant
             cur.execute("SELECT DISTINCT bucket FROM gateway_reservations")
             named = [(b,) for (b,) in cur.fetchall() if f"|user|{subject}|" in b]  # rule|scope|key|window|limit
             cur.executemany(db.sql("DELETE FROM gateway_reservations WHERE bucket = ?"), named)
         requested, signoffs = _forget_approvals(db, cur, subject, tenant)
     forget_cached_history()
-    _leave_no_copies(db)
+    db.leave_no_copies((*_TABLES, _LEGACY_RESERVATIONS))
+    shared = isinstance(state, SqlStateStore) and state.db.url == db.url  # its history: deleted above
+    state_calls = 0 if state is None or shared else _forget_state(state, subject, tenant)
     report = ForgetReport(
-        subject_keys=keys, calls=calls, approvals=requested, signoffs=signoffs, legacy_keys=len(legacy)
+        subject_keys=keys,
+        calls=calls,
+        approvals=requested,
+        signoffs=signoffs,
+        legacy_keys=len(legacy),
+        state_calls=state_calls,
     )
     log.info("forgot audit subject%s: %s", "" if tenant is ANY_TENANT else f" in tenant {tenant!r}", report)
     return report
 
 
-def _tenant_clause(tenant: TenantFilter) -> tuple[str, tuple[str, ...]]:
-    """The condition on a ``tenant`` column that selects rows of ``tenant`` (canonical), and its parameters."""
-    if tenant is ANY_TENANT:
-        return "", ()
-    if tenant is None:
-        return " AND tenant IS NULL", ()
-    return " AND tenant = ?", (tenant,)
+def _forget_state(state: StateStore, subject: str, tenant: TenantFilter) -> int:
+    """The subject's calls deleted from ``state``; a failure says what is erased and what is not."""
+    try:
+        return state.forget(subject, tenant)
+    except ErasureIncomplete:
+        raise
+    except Exception as error:
+        raise ErasureIncomplete(
+            f"forget {subject!r}: the gateway database is erased (audit keys, history, approvals), but the calls in "
+            f"its state store are not ({type(error).__name__}: {error}); run forget again once the store is back"
+        ) from error
 
 
 def _legacy_keys(db: Database, cur: Any, sealer: Sealer, subject: str, tenant: TenantFilter) -> list[str]:
@@ -139,13 +160,3 @@ def _forget_approvals(db: Database, cur: Any, subject: str, tenant: TenantFilter
         settled,
     )
     return len(requested), len(signed)
-
-
-def _leave_no_copies(db: Database) -> None:
-    if db.backend == "sqlite":
-        if not db.truncate_wal():
-            log.warning("WAL checkpoint was blocked by a reader; deleted keys stay in the WAL until the next one")
-        return
-    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        for table in _TABLES + ((_LEGACY_RESERVATIONS,) if inspect(db.engine).has_table(_LEGACY_RESERVATIONS) else ()):
-            conn.execute(text(f"VACUUM {table}"))

@@ -94,6 +94,11 @@ class StateUnavailable(GatewayError):
     the call was denied before it ran."""
 
 
+class ErasureIncomplete(GatewayError):
+    """``forget`` erased part of a subject only (the state store failed, or lost its hold on it); what it says
+    was erased is, and running ``forget`` again erases the rest."""
+
+
 class OutcomeNotRecorded(GatewayError):
     """The tool RAN, but its outcome could not be recorded. ``result`` holds what it returned (redacted), or
     ``error`` why it failed. The audit keeps the call as started, outcome unknown, until the gateway records the

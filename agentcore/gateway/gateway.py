@@ -927,10 +927,10 @@ class Gateway:
 
     def forget(self, subject: str, *, tenant: TenantFilter = ANY_TENANT) -> ForgetReport:
         """Erase ``subject`` in ``tenant`` (``None``: without a tenant; by default in every tenant and without one)
-        from this gateway's database (see :func:`agentcore.gateway.erasure.forget_subject`), after committing the
-        queued outcomes (sealed under keys that are about to go)."""
+        from this gateway's database, then from its state store (see :func:`agentcore.gateway.erasure.forget_subject`),
+        after committing the queued outcomes (sealed under keys that are about to go)."""
         self.audit.flush()
-        return forget_subject(self.db, subject, self.audit.sealer, tenant=tenant)
+        return forget_subject(self.db, subject, self.audit.sealer, tenant=tenant, state=self.store)
 
     def close(self) -> None:
         if self.flush():

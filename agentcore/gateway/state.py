@@ -8,6 +8,7 @@ transaction-scoped advisory locks on each key, Redis with a lock key per state k
 is still held. Time inside a section is the store's clock, one for all its writers: PostgreSQL's
 ``clock_timestamp()``, Redis ``TIME``, and on SQLite the host's clock as SQLite reads it (every process sharing
 a SQLite file runs on one host); a timestamp earlier than one already recorded for a key is refused.
+``forget`` deletes a data subject's calls (erasure): their rows, or their members of every Redis sorted set.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import abc
 import contextlib
 import functools
 import json
+import logging
 import os
+import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,9 +31,12 @@ from sqlmodel import Field, SQLModel
 
 from agentcore.gateway import canonical
 from agentcore.gateway.db import Database
-from agentcore.gateway.errors import StateUnavailable
+from agentcore.gateway.errors import ErasureIncomplete, StateUnavailable
+from agentcore.gateway.identity import ANY_TENANT, TenantFilter, tenant_filter
 from agentcore.policies.context import Scope
+from agentcore.text import canonical_text
 
+log = logging.getLogger(__name__)
 StateKeys = Mapping[Scope, str]  # the state keys of one call: its user, agent, session and tenant (when known)
 
 
@@ -95,6 +101,11 @@ class StateStore(abc.ABC):
     def release(self, call: CallRecord) -> None:
         """Undo a reservation: the call was denied after all, before it ran."""
 
+    @abc.abstractmethod
+    def forget(self, subject: str, tenant: TenantFilter = ANY_TENANT) -> int:
+        """Delete every call of user ``subject`` in ``tenant`` (``None``: those without one; by default in every
+        tenant and without one), as erasure must; the number of calls deleted. Both are read in canonical form."""
+
     def record(self, call: CallRecord) -> None:
         """Add ``call`` to the history in a section of its own (tests and imports of past calls)."""
         with self.atomic({s: k for s in Scope if (k := call.key(s)) is not None}) as view:
@@ -102,6 +113,13 @@ class StateStore(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
+
+
+def _subject(subject: str, tenant: TenantFilter) -> tuple[str, TenantFilter]:
+    """An erasure's subject and tenant in canonical form, the spelling calls are stored in."""
+    if not isinstance(subject, str) or not subject:
+        raise ValueError("forget needs a non-empty subject id")
+    return canonical_text(subject), tenant_filter(tenant)
 
 
 class CallRow(SQLModel, table=True):
@@ -143,6 +161,18 @@ _cached_record = functools.lru_cache(maxsize=4096)(_record)
 def forget_cached_history() -> None:
     """Drop the records built from history rows (erasure: no copy of a forgotten subject's calls stays behind)."""
     _cached_record.cache_clear()
+
+
+def delete_calls(db: Database, cur: Any, subject: str, tenant: TenantFilter) -> int:
+    """Delete the history rows of ``subject`` in ``tenant`` (both canonical) in the caller's write transaction on
+    ``db``: the one place SQL history is erased, for the gateway database and a state database of its own alike."""
+    if tenant is ANY_TENANT:
+        cur.execute(db.sql('DELETE FROM gateway_calls WHERE "user" = ?'), (subject,))
+    elif tenant is None:
+        cur.execute(db.sql('DELETE FROM gateway_calls WHERE "user" = ? AND tenant IS NULL'), (subject,))
+    else:
+        cur.execute(db.sql('DELETE FROM gateway_calls WHERE "user" = ? AND tenant = ?'), (subject, tenant))
+    return int(cur.rowcount)
 
 
 class SqlStateStore(StateStore):
@@ -199,6 +229,14 @@ class SqlStateStore(StateStore):
         with self.db.write(f"state|{Scope.USER.value}|{call.user}") as cur:
             cur.execute(self._delete, (call.call_id,))
 
+    def forget(self, subject: str, tenant: TenantFilter = ANY_TENANT) -> int:
+        subject, tenant = _subject(subject, tenant)
+        with self.db.write() as cur:
+            deleted = delete_calls(self.db, cur, subject, tenant)
+        forget_cached_history()
+        self.db.leave_no_copies([CallRow.__tablename__])
+        return deleted
+
 
 class _SqlView(StateView):
     def __init__(self, store: SqlStateStore, cur: Any, now: float) -> None:
@@ -215,16 +253,22 @@ class _SqlView(StateView):
         self.cur.execute(self.store._insert, (*row, canonical.dumps(call.args)))
 
 
-# Commit a Redis section: only while every lock is still ours (it may have expired), add the calls, unlock.
+# Commit a Redis section: only while every lock is still ours (it may have expired; 0) and no user of its calls is
+# being erased (-1), add the calls, unlock. KEYS: ARGV[1] locks, ARGV[4] erasure markers, then the sorted sets;
+# ARGV[2] the locks' token, ARGV[3] the retention, then a score and a member per sorted set.
 _COMMIT_LUA = """
-for i = 1, tonumber(ARGV[1]) do
+local n, m = tonumber(ARGV[1]), tonumber(ARGV[4])
+for i = 1, n do
   if redis.call('GET', KEYS[i]) ~= ARGV[2] then return 0 end
 end
+for i = n + 1, n + m do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return -1 end
+end
 local retention = tonumber(ARGV[3])
-local n = tonumber(ARGV[1])
-for i = n + 1, #KEYS do
-  local ts = tonumber(ARGV[(i - n) * 2 + 2])
-  redis.call('ZADD', KEYS[i], ts, ARGV[(i - n) * 2 + 3])
+for i = n + m + 1, #KEYS do
+  local j = (i - n - m) * 2 + 3
+  local ts = tonumber(ARGV[j])
+  redis.call('ZADD', KEYS[i], ts, ARGV[j + 1])
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ts - retention)
   redis.call('EXPIRE', KEYS[i], math.ceil(retention) + 60)
 end
@@ -239,11 +283,21 @@ return 1
 """
 
 
+_PAGE = 1000  # keys per SCAN, members per ZSCAN and ZREM: each command is short, however big the store
+_ERASING_MS = 60_000  # an erasure marker outlives a forget that died by this long, and is renewed at a third of it
+
+
+def _glob(text: str) -> str:
+    """``text`` as a literal in a Redis MATCH pattern."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
 class RedisStateStore(StateStore):
     """State in Redis: a sorted set of calls per scope key; a section holds one lock key per state key.
 
     A lock expires after ``lock_ttl_s`` so a process that dies inside a section frees its keys; a section that
     outlives its lock commits nothing (the call is denied), so the atomicity never depends on timing.
+    A call is a member of the set of each of its scopes; ``forget`` removes the subject's from all of them.
     """
 
     def __init__(
@@ -287,7 +341,16 @@ class RedisStateStore(StateStore):
             view = _RedisView(self, _instant(seconds + micros / 1_000_000))
             yield view
             if view.reserved:
-                if not self._commit(keys=[*taken, *view.keys()], args=view.args(len(taken), token)):
+                markers = sorted({self._erasing_key(call.user) for call in view.reserved})
+                committed = self._commit(
+                    keys=[*taken, *markers, *view.keys()], args=view.args(len(taken), token, len(markers))
+                )
+                if committed == -1:
+                    raise StateUnavailable(
+                        "the caller is being erased (forget) from the Redis state: no call of theirs is recorded "
+                        "until that has ended"
+                    )
+                if not committed:
                     raise StateUnavailable("a Redis state lock expired before its section committed; nothing kept")
                 taken = []  # the commit script released them
         finally:
@@ -309,6 +372,81 @@ class RedisStateStore(StateStore):
             if (key := call.key(scope)) is not None:
                 pipe.zrem(self._key(scope, key), member)
         pipe.execute()
+
+    def _erasing_key(self, user: str) -> str:
+        return f"{self.prefix}:erasing:{user}"
+
+    def forget(self, subject: str, tenant: TenantFilter = ANY_TENANT) -> int:
+        """SCAN (never KEYS) every sorted set that may hold the subject's calls: their user's, and every agent's,
+        session's and (of the tenant) tenant's, since each set is trimmed and expires on its own; ZSCAN each for
+        members naming the subject and ZREM those that are theirs. Each command is short, so live gateways go on.
+        While it runs, no call of the subject commits (see :meth:`_erasing`), so none lands behind the scan; calls
+        already reserved and still running lose their place in the history like every other call of theirs."""
+        subject, tenant = _subject(subject, tenant)
+        calls = f"{self.prefix}:calls:"
+        pattern = f'*"user":{_glob(canonical.dumps(subject))}*'  # how every member of the subject names them
+        forgotten: set[str] = set()
+        with self._erasing(subject) as renew:
+            for name in self.client.scan_iter(match=f"{_glob(calls)}*", count=_PAGE, _type="zset"):
+                scope, _, key = name.decode("utf-8", "replace")[len(calls) :].partition(":")
+                if scope == Scope.USER.value and key != subject:
+                    continue  # a user's set holds that user's calls only
+                if scope == Scope.TENANT.value and tenant is not ANY_TENANT and key != tenant:
+                    continue
+                forgotten |= self._forget_in(name, pattern, subject, tenant, renew)
+                renew()
+        log.info("forgot %d call(s) of a subject from the Redis state under %s", len(forgotten), self.prefix)
+        return len(forgotten)
+
+    def _forget_in(
+        self, name: bytes, pattern: str, subject: str, tenant: TenantFilter, renew: Callable[[], None]
+    ) -> set[str]:
+        """Remove the subject's members from the sorted set ``name``, a page at a time; their call ids."""
+        forgotten: set[str] = set()
+        cursor = 0
+        while True:
+            cursor, page = self.client.zscan(name, cursor, match=pattern, count=_PAGE)
+            theirs = {}
+            for member, _ in page:
+                call = CallRecord.model_validate_json(member)
+                if call.user == subject and (tenant is ANY_TENANT or call.tenant == tenant):
+                    theirs[member] = call.call_id
+            if theirs:
+                self.client.zrem(name, *theirs)
+                forgotten.update(theirs.values())
+            if not cursor:
+                return forgotten
+            renew()
+
+    @contextlib.contextmanager
+    def _erasing(self, subject: str) -> Iterator[Callable[[], None]]:
+        """While ``forget`` scans, a marker makes the commit script refuse every call of ``subject`` (denied,
+        before it runs): a reservation committed behind the scan would stay. The marker is a set of the forgets
+        running (one token each) that expires unless renewed; a forget that finds its token gone (it stalled past
+        the expiry) cannot vouch that nothing was committed meanwhile, and says so."""
+        marker, token = self._erasing_key(subject), os.urandom(16).hex()
+        renewed = time.monotonic()
+
+        def hold() -> int:
+            added, _ = self.client.pipeline().sadd(marker, token).pexpire(marker, _ERASING_MS).execute()
+            return int(added)
+
+        def renew() -> None:
+            nonlocal renewed
+            if time.monotonic() - renewed < _ERASING_MS / 3000:
+                return
+            renewed = time.monotonic()
+            if hold():
+                raise ErasureIncomplete(
+                    f"forget {subject!r} stalled for over {_ERASING_MS // 1000}s and lost its hold on the Redis "
+                    "state, so calls of theirs may have been recorded meanwhile: run forget again"
+                )
+
+        hold()
+        try:
+            yield renew
+        finally:
+            self.client.srem(marker, token)
 
     def close(self) -> None:
         self.client.close()
@@ -334,8 +472,8 @@ class _RedisView(StateView):
     def keys(self) -> list[str]:
         return [name for name, _ in self._entries()]
 
-    def args(self, locks: int, token: str) -> list[Any]:
-        values: list[Any] = [locks, token, self.store.retention_s]
+    def args(self, locks: int, token: str, markers: int) -> list[Any]:
+        values: list[Any] = [locks, token, self.store.retention_s, markers]
         for _, call in self._entries():
             values += [call.ts, canonical.dumps(call.model_dump())]
         return values

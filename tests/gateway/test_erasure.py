@@ -8,6 +8,7 @@ import logging
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from agentcore.gateway.audit import AuditEvent, AuditLog, Joined
 from agentcore.gateway.audit_keys import ChainKeys
 from agentcore.gateway.db import Database
 from agentcore.gateway.erasure import ForgetReport
-from agentcore.gateway.errors import ApprovalError
+from agentcore.gateway.errors import ApprovalError, ErasureIncomplete
 from agentcore.gateway.sealing import Sealer, subject_ref
 from agentcore.gateway.state import _cached_record
 from agentcore.policies.context import Scope
+from tests.gateway.test_integrity import _gateway
 
 POLICY = 'policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n'
 SECRET_TEXT = "alice-secret-plan-7d3f"  # appears in alice's memory, call arguments and results
@@ -410,4 +412,134 @@ def test_bobs_key_in_a_tenant_keeps_his_next_call_on_the_one_commit_path(tmp_pat
         gw.call("wire.send", {"to": "x", "amount": 1}, principal="bob", tenant=tenant)
     assert joined == ["acme", "globex"]  # each bob's first call made his key, in a transaction of its own
     assert gw.audit.can_join("bob", "acme") and not gw.audit.can_join("bob", None)
+    gw.close()
+
+
+# ---- erasure reaches the state store ------------------------------------------------------------------------------
+NOTES = 'policy "notes"\nallow notes.add.\nlimit notes.add to 2 calls per hour per user.\n'
+SESSION_NOTES = NOTES + "limit notes.add to 3 calls per hour per session.\n"
+
+
+def _raw_redis(gw: Gateway) -> bytes:
+    """Every key name and sorted-set member under the gateway's Redis prefix, as they are stored."""
+    client, found = gw.store.client, []  # type: ignore[attr-defined]
+    for name in client.scan_iter(f"{gw.store.prefix}:*"):  # type: ignore[attr-defined]
+        found.append(name)
+        if client.type(name) == b"zset":
+            found += client.zrange(name, 0, -1)
+    return b"\n".join(found)
+
+
+def _note_gateway(tmp_path: Path, request: pytest.FixtureRequest, policy: str = NOTES) -> Gateway:
+    gw = _gateway(tmp_path, "redis", request, policy=policy)
+    gw.tool(lambda text: "noted", name="notes.add", schema={"type": "object"})
+    return gw
+
+
+def test_forget_erases_bobs_calls_from_every_redis_sorted_set_that_holds_them(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The finding: with ``state="redis://..."`` forget("bob") left bob's calls, arguments and all, in the sorted
+    sets of his user, agent, session and tenant for the retention window (8 days). Tenant scoping holds: acme's
+    bob goes, globex's bob, the bob without a tenant and alice stay; the stateful rules count what is left."""
+    gw = _note_gateway(tmp_path, request, SESSION_NOTES)
+    for text in ("alice-acme-note-1", "alice-acme-note-2"):
+        gw.call("notes.add", {"text": text}, principal="alice", tenant="acme", session="s1")
+    for tenant in ("acme", "globex", None):
+        gw.call("notes.add", {"text": f"bob-{tenant}-secret"}, principal="bob", tenant=tenant, session="s1")
+    gw.store.client.delete(gw.store._key(Scope.USER, "bob"))  # type: ignore[attr-defined]  # expired on its own
+    assert b"bob-acme-secret" in _raw_redis(gw)  # still in the agent's, session's and tenant's sets
+    with pytest.raises(ToolDenied):  # 3 calls this hour in acme's s1
+        gw.call("notes.add", {"text": "x"}, principal="carol", tenant="acme", session="s1")
+
+    report = gw.forget("bob", tenant="\uff41cme")
+    assert report.state_calls == 1 and report.calls == 0  # the history is in Redis, not in the database
+    raw = _raw_redis(gw)
+    assert b"bob-acme-secret" not in raw
+    assert b"bob-globex-secret" in raw and b"bob-None-secret" in raw and b"alice-acme-note-2" in raw
+    assert [c.user for c in gw.store.calls(Scope.TENANT, "acme", 0, tenant="acme")] == ["alice", "alice"]
+    assert [c.user for c in gw.store.calls(Scope.SESSION, "s1", 0, tenant="acme")] == ["alice", "alice"]
+    with pytest.raises(ToolDenied):  # alice's own 2 calls still count
+        gw.call("notes.add", {"text": "x"}, principal="alice", tenant="acme")
+    gw.call("notes.add", {"text": "bob-acme-again"}, principal="bob", tenant="acme", session="s1")  # 2 of 3
+    with pytest.raises(ToolDenied):
+        gw.call("notes.add", {"text": "x"}, principal="carol", tenant="acme", session="s1")
+
+    assert gw.forget("bob").state_calls == 3  # every tenant and none: globex's, the untenanted and the new one
+    raw = _raw_redis(gw)
+    assert b"bob" not in raw and raw.count(b"alice-acme-note") == 8  # in alice's, agent's, session's, tenant's
+    assert gw.forget("bob").state_calls == 0
+    gw.close()
+
+
+def test_forget_matches_the_id_exactly_not_as_a_pattern(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Redis MATCH patterns read ``*``, ``?``, ``[...]`` and ``\\``: an id made of them must find its own calls
+    (``b[o]b`` as a pattern matches bob, not itself) and no one else's."""
+    gw = _note_gateway(tmp_path, request)
+    hostile = 'b[o]b*?\\"x'
+    for who in (hostile, "bob", "b"):
+        gw.call("notes.add", {"text": f"note of {who}"}, principal=who)
+    assert gw.forget(hostile).state_calls == 1
+    assert gw.forget("b*").state_calls == 0
+    assert sorted(c.user for c in gw.store.calls(Scope.AGENT, "agent", 0, tenant=None)) == ["b", "bob"]
+    gw.close()
+
+
+def test_a_call_of_a_user_being_erased_is_denied_until_the_erasure_ends(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A reservation committed while forget scans could land in a set the scan already passed and stay: while it
+    runs, the commit script refuses the subject's calls (fail closed, nothing kept); others' calls go on."""
+    gw = _note_gateway(tmp_path, request)
+    with gw.store._erasing("bob"):  # type: ignore[attr-defined]
+        with pytest.raises(ToolDenied, match="caller is being erased"):
+            gw.call("notes.add", {"text": "bob-during-erasure"}, principal="bob")
+        gw.call("notes.add", {"text": "alice-meanwhile"}, principal="alice")
+    assert b"bob-during-erasure" not in _raw_redis(gw)
+    assert gw.store.calls(Scope.USER, "bob", 0, tenant=None) == []
+    gw.call("notes.add", {"text": "bob-after"}, principal="bob")  # erasure is no ban
+    assert not list(gw.store.client.scan_iter(f"{gw.store.prefix}:erasing:*"))  # type: ignore[attr-defined]
+    gw.close()
+
+
+def test_forget_erases_a_state_database_of_its_own(tmp_path: Path) -> None:
+    """``state`` may name another database than the audit's: its history rows were never erased."""
+    (tmp_path / "p.policy").write_text(NOTES)
+    state = tmp_path / "state.db"
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"), state=str(state))
+    gw.tool(lambda text: "noted", name="notes.add", schema={"type": "object"})
+    gw.call("notes.add", {"text": "bob-private-words"}, principal="bob")
+    gw.call("notes.add", {"text": "alice-words"}, principal="alice")
+    assert gw.forget("bob") == ForgetReport(subject_keys=1, calls=0, approvals=0, state_calls=1)
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("state.db*"))
+    assert b"bob-private-words" not in raw and b"alice-words" in raw
+    gw.close()
+
+
+def test_an_unreachable_state_store_leaves_the_audit_erased_and_says_to_run_forget_again(tmp_path: Path) -> None:
+    """The state store cannot join the database's transaction: it is erased after it, so its failure leaves
+    bob's audit keys destroyed (the chain whole) and an ErasureIncomplete, not a silent half-erasure."""
+    (tmp_path / "p.policy").write_text('policy "p"\nallow notes.add.\n')  # stateless: Redis is never read
+    gw = Gateway(tmp_path / "p.policy", database=str(tmp_path / "gw.db"), state="redis://127.0.0.1:1/0")
+    gw.tool(lambda text: "noted", name="notes.add", schema={"type": "object"})
+    gw.call("notes.add", {"text": "bob-words"}, principal="bob")
+    with pytest.raises(ErasureIncomplete, match=r"gateway database is erased .* run forget again"):
+        gw.forget("bob")
+    assert [r["erased"] for r in gw.audit.rows()] == [True, True] and gw.audit.verify().ok
+    gw.close()
+
+
+def test_forget_cli_erases_the_redis_state_too(tmp_path: Path, redis_url: str) -> None:
+    """An operator erasing from the command line reaches the gateway's Redis with ``--state``."""
+    who = f"bob-{uuid.uuid4().hex[:8]}"  # the default prefix: one this run shares with no one
+    (tmp_path / "p.policy").write_text(NOTES)
+    database = str(tmp_path / "gw.db")
+    gw = Gateway(tmp_path / "p.policy", database=database, state=redis_url)
+    gw.tool(lambda text: "noted", name="notes.add", schema={"type": "object"})
+    gw.call("notes.add", {"text": f"{who}-secret"}, principal=who, tenant=who)
+    assert f"{who}-secret".encode() in _raw_redis(gw)
+    result = CliRunner().invoke(app, ["forget", who, "--yes", "-d", database, "--state", redis_url])
+    assert result.exit_code == 0, result.output
+    assert "0 history rows, 0 approval requests, 1 calls in the state store" in result.output
+    assert who.encode() not in _raw_redis(gw)
     gw.close()

@@ -171,3 +171,26 @@ def test_sqlite_reads_a_window_through_its_scopes_index(scope: Scope, tmp_path: 
         plan = " ".join(str(row[-1]) for row in cur.fetchall())
     assert f"ix_gateway_calls_{scope.value}_ts" in plan, plan
     store.db.close()
+
+
+def test_forget_deletes_the_subjects_calls_in_the_tenant_from_every_scope(store: StateStore) -> None:
+    """Erasure reaches the history on every backend: the subject's calls in one tenant, without one, or in every
+    tenant, read by user, agent, session and tenant alike; everyone else's stay. Ids are read canonical."""
+    now = time.time()
+    for tenant in ("acme", "globex", None):
+        store.record(_call("notes.add", now - 30, user="bob", tenant=tenant, amount=1))
+        store.record(_call("notes.add", now - 20, user="alice", tenant=tenant, amount=2))
+    store.record(_call("notes.add", now - 10, user="bob", session="s2", tenant="acme", amount=3))
+
+    def users(scope: Scope, key: str, tenant: str | None) -> list[str]:
+        return sorted(c.user for c in store.calls(scope, key, 0, tenant=tenant))
+
+    assert store.forget("\uff42ob", "ac\u200bme") == 2
+    assert users(Scope.USER, "bob", "acme") == [] and users(Scope.SESSION, "s2", "acme") == []
+    for scope, key in [(Scope.AGENT, "bot"), (Scope.SESSION, "s1"), (Scope.TENANT, "acme")]:
+        assert users(scope, key, "acme") == ["alice"]
+    assert users(Scope.AGENT, "bot", "globex") == users(Scope.AGENT, "bot", None) == ["alice", "bob"]
+    assert store.forget("bob", None) == 1 and users(Scope.AGENT, "bot", None) == ["alice"]
+    assert users(Scope.USER, "bob", "globex") == ["bob"]
+    assert store.forget("bob") == 1 and store.forget("bob") == 0
+    assert [users(Scope.USER, "alice", t) for t in ("acme", "globex", None)] == [["alice"]] * 3
