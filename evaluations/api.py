@@ -64,6 +64,7 @@ class EvaluationSuite:
             baseline=read_baseline(baseline_path) if baseline_path is not None else None,
             max_regression=settings.max_regression,
             lower_is_better=frozenset(e.id for e in self.evaluators if not e.higher_is_better),
+            expected={evaluator.id: evaluator.level for evaluator in self.evaluators},
         )
 
     def compare(

@@ -25,6 +25,7 @@ from agentcore.evaluations.models import Models
 from agentcore.evaluations.registry import register
 from agentcore.evaluations.result import FIVE, YES_NO, Level, Scale
 from agentcore.references import load_reference
+from agentcore.text import canonical_text
 
 JudgeOutput = float | tuple[float, str] | Judgement
 
@@ -95,18 +96,31 @@ class RuleSpec(BaseModel):
     judge: str | None = None
 
 
+def _canonical(value: Any) -> Any:
+    """``value`` with each string (keys too) canonical: ``ｒｅｆｕｎｄ`` and ``re\u200bfund`` are ``refund``."""
+    if isinstance(value, str):
+        return canonical_text(value)
+    if isinstance(value, dict):
+        return {_canonical(key): _canonical(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(item) for item in value]
+    return value
+
+
 def _field(target: Target, name: str) -> str:
+    """The field a rule reads, in canonical form (NFKC, no invisible characters): the agent under test writes
+    these texts, and a look-alike spelling must not slip past a rule that forbids a word."""
     if target.call is not None and name in ("arguments", "result"):
-        return str(getattr(target.call, name))
+        return str(_canonical(getattr(target.call, name)))
     trace = target.turn
     if name == "context":
-        return "\n".join(trace.documents)
+        return canonical_text("\n".join(trace.documents))
     value = getattr(trace, name, None)
     if not isinstance(value, str):
         raise EvaluationError(
             f"unknown field {name!r}; use output, input, system, context (or arguments/result for tool calls)"
         )
-    return value
+    return canonical_text(value)
 
 
 class RegexEvaluator(PerTargetEvaluator):
@@ -142,7 +156,7 @@ class KeywordEvaluator(PerTargetEvaluator):
 
     def judge_one(self, target: Target, models: Models) -> Judgement:
         text = _field(target, self.spec.field).lower()
-        present = [word for word in self.spec.keywords if word.lower() in text]
+        present = [word for word in self.spec.keywords if canonical_text(word).lower() in text]
         if self.spec.mode == "all":
             score = 1.0 if len(present) == len(self.spec.keywords) else 0.0
         elif self.spec.mode == "any":

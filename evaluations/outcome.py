@@ -23,8 +23,8 @@ class Check(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    threshold: float
-    actual: float
+    threshold: float = Field(allow_inf_nan=False)
+    actual: float = Field(allow_inf_nan=False)
     passed: bool
 
 
@@ -33,15 +33,17 @@ class EvaluatorSummary(BaseModel):
 
     evaluator: str
     level: Level
-    count: int = Field(description="results judged; mean, minimum and pass rate are over these")
-    not_applicable: int = 0
-    errors: int = Field(default=0, description="results that could not be judged (a failed LLM judge): fail the run")
-    coverage: float = Field(default=1.0, description="judged / (judged + not applicable)")
-    mean: float
-    minimum: float
-    pass_rate: float
-    baseline_mean: float | None = None
-    regression: float | None = None
+    count: int = Field(ge=0, description="results judged; mean, minimum and pass rate are over these")
+    not_applicable: int = Field(default=0, ge=0)
+    errors: int = Field(
+        default=0, ge=0, description="results that could not be judged (a failed LLM judge): fail the run"
+    )
+    coverage: float = Field(default=1.0, ge=0, le=1, description="judged / (judged + not applicable)")
+    mean: float = Field(ge=0, le=1)
+    minimum: float = Field(ge=0, le=1)
+    pass_rate: float = Field(ge=0, le=1)
+    baseline_mean: float | None = Field(default=None, ge=0, le=1, description="over the cases both runs judged")
+    regression: float | None = Field(default=None, ge=-1, le=1)
     checks: tuple[Check, ...] = ()
 
     @property
@@ -80,15 +82,53 @@ def _round(value: float) -> float:
     return round(value, 6)
 
 
-def read_baseline(path: Path) -> dict[str, float]:
-    """Evaluator means from an earlier JSON report."""
+def read_baseline(path: Path) -> Outcome:
+    """An earlier JSON report; its judged results are what this run's regressions are measured against."""
     try:
-        report = Outcome.model_validate_json(path.read_text(encoding="utf-8"))
+        return Outcome.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SuiteError(f"baseline {path} does not exist; run once with --json {path} to create it") from None
+        raise SuiteError(f"baseline {path} does not exist; run once with --report {path} to create it") from None
     except (ValidationError, json.JSONDecodeError) as error:
         raise SuiteError(f"baseline {path} is not an agentcore JSON report ({REPORT_SCHEMA}): {error}") from None
-    return {summary.evaluator: summary.mean for summary in report.summaries}
+
+
+def _judged_scores(results: Sequence[EvaluatorResult]) -> dict[str, dict[str, float]]:
+    """Judged scores by evaluator, then by case (``session/target``)."""
+    scores: dict[str, dict[str, float]] = {}
+    for result in results:
+        if result.judged:
+            scores.setdefault(result.evaluator, {})[result.qualified_id] = result.score
+    return scores
+
+
+def _mean(values: Sequence[float]) -> float:
+    return _round(sum(values) / len(values))
+
+
+def _regression_checks(
+    now: dict[str, float], base: dict[str, float] | None, max_regression: float, lower_is_better: bool
+) -> tuple[float | None, float | None, list[Check]]:
+    """(baseline mean, regression, checks) over the cases both runs judged.
+
+    Fails closed: an evaluator the baseline judged nothing for fails ``max_regression`` (actual 1), and baseline
+    cases this run did not judge (dropped, renamed, now not applicable) fail ``baseline_cases`` (actual: how many).
+    Cases new in this run are not compared: easy additions cannot hide a regression on the old ones.
+    """
+    if not base:
+        return None, None, [Check(name="max_regression", threshold=max_regression, actual=1.0, passed=False)]
+    checks = []
+    missing = [case for case in base if case not in now]
+    if missing:
+        checks.append(Check(name="baseline_cases", threshold=0, actual=len(missing), passed=False))
+    common = [case for case in base if case in now]
+    if not common:
+        return None, None, checks
+    base_mean, mean = _mean([base[case] for case in common]), _mean([now[case] for case in common])
+    regression = _round(mean - base_mean if lower_is_better else base_mean - mean)
+    checks.append(
+        Check(name="max_regression", threshold=max_regression, actual=regression, passed=regression <= max_regression)
+    )
+    return base_mean, regression, checks
 
 
 def summarise(
@@ -97,25 +137,33 @@ def summarise(
     results: Sequence[EvaluatorResult],
     gates: dict[str, Gate],
     *,
-    baseline: dict[str, float] | None = None,
+    baseline: Outcome | None = None,
     max_regression: float = 0.05,
     lower_is_better: frozenset[str] = frozenset(),
+    expected: dict[str, Level] | None = None,
 ) -> Outcome:
     """Group results by evaluator, apply gates and the baseline regression check.
 
-    Scores are summarised over judged results only; not-applicable ones lower the coverage. An evaluator that
-    judged nothing has mean, minimum and pass rate 0, so a gate on any of them fails rather than passing on
-    nothing. ``lower_is_better`` names rate evaluators (Refusal) whose regression is a *rise* of the mean.
+    Scores are summarised over judged results only; not-applicable ones lower the coverage. A gate that cannot
+    be computed fails: every gate of an evaluator that judged nothing (no result at all, or none judged) fails,
+    ``max_mean`` too. ``expected`` names the suite's evaluators (with their level) so that one without any
+    result still gets its summary and its gates (a baseline's evaluators that the suite no longer has are not
+    compared). ``lower_is_better`` names rate evaluators (Refusal) whose regression is a *rise* of the mean.
     """
+    levels = dict(expected or {})
+    for result in results:
+        levels.setdefault(result.evaluator, result.level)
+    base_scores = _judged_scores(baseline.results) if baseline is not None else {}
+    now_scores = _judged_scores(results)
     summaries = []
-    for evaluator in dict.fromkeys(result.evaluator for result in results):
+    for evaluator, level in levels.items():
         everything = [result for result in results if result.evaluator == evaluator]
         mine = [result for result in everything if result.judged]
         scores = [result.score for result in mine]
-        mean = _round(sum(scores) / len(scores)) if mine else 0.0
+        mean = _mean(scores) if mine else 0.0
         minimum = _round(min(scores)) if mine else 0.0
-        pass_rate = _round(sum(result.passed for result in mine) / len(mine)) if mine else 0.0
-        coverage = _round(len(mine) / len(everything))
+        pass_rate = _mean([float(result.passed) for result in mine]) if mine else 0.0
+        coverage = _round(len(mine) / len(everything)) if everything else 0.0
         errors = sum(result.status is Status.ERROR for result in everything)
         gate = gates.get(evaluator, Gate())
         checks = []
@@ -129,25 +177,22 @@ def summarise(
         ):
             threshold = getattr(gate, name)
             if threshold is not None:
-                checks.append(Check(name=name, threshold=threshold, actual=actual, passed=actual >= threshold))
-        if gate.max_mean is not None:
-            checks.append(Check(name="max_mean", threshold=gate.max_mean, actual=mean, passed=mean <= gate.max_mean))
-        base = (baseline or {}).get(evaluator)
-        regression = None
-        if base is not None:
-            regression = _round(mean - base if evaluator in lower_is_better else base - mean)
-            checks.append(
-                Check(
-                    name="max_regression",
-                    threshold=max_regression,
-                    actual=regression,
-                    passed=regression <= max_regression,
+                checks.append(
+                    Check(name=name, threshold=threshold, actual=actual, passed=bool(mine) and actual >= threshold)
                 )
+        if gate.max_mean is not None:
+            passed = bool(mine) and mean <= gate.max_mean
+            checks.append(Check(name="max_mean", threshold=gate.max_mean, actual=mean, passed=passed))
+        base, regression = None, None
+        if baseline is not None:
+            base, regression, compared = _regression_checks(
+                now_scores.get(evaluator, {}), base_scores.get(evaluator), max_regression, evaluator in lower_is_better
             )
+            checks += compared
         summaries.append(
             EvaluatorSummary(
                 evaluator=evaluator,
-                level=everything[0].level,
+                level=level,
                 count=len(mine),
                 not_applicable=len(everything) - len(mine) - errors,
                 errors=errors,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -121,6 +122,11 @@ def evaluate(
 
 
 def _result(evaluator: Evaluator, target: Target, judgement: Judgement, models: Models, batch: int) -> EvaluatorResult:
+    if judgement.applicable and not math.isfinite(judgement.score):  # inf would clamp to a pass, NaN to anything
+        judgement = Judgement.error(
+            f"{evaluator.id} returned the score {judgement.score!r}, no finite number: {judgement.explanation}",
+            judgement.usage,
+        )
     raw = float(min(max(judgement.score, 0.0), 1.0)) if judgement.applicable else 0.0
     usage = [
         models.embedding_usage(len(set(evaluator.texts(target)))),

@@ -9,10 +9,27 @@ result under a ``min_score`` gate and a failed gate are failures; not-applicable
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ElementTree
 
 from agentcore.evaluations.outcome import EvaluatorSummary, Outcome
 from agentcore.evaluations.result import EvaluatorResult
+
+#: what XML 1.0 cannot hold, even escaped: one such character (an ANSI escape in a trace) and a CI's parser rejects
+#: the whole file, so it shows no failure at all
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with each character XML cannot hold written as its Python escape (``\\x1b``)."""
+    return _NOT_XML.sub(lambda match: ascii(match.group())[1:-1], text)
+
+
+def _make_xml_safe(root: ElementTree.Element) -> None:
+    for element in root.iter():
+        element.text = _xml_text(element.text) if element.text else element.text
+        for name, value in element.attrib.items():
+            element.set(name, _xml_text(value))
 
 
 def _seconds(result: EvaluatorResult) -> float:
@@ -89,5 +106,6 @@ def render_junit(outcome: Outcome) -> str:
     root.set("errors", "0")
     root.set("skipped", str(skipped))
     root.set("time", f"{seconds:.6f}")
+    _make_xml_safe(root)
     ElementTree.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import re
+
 from agentcore.evaluations.outcome import Outcome
 from agentcore.evaluations.reports.cost import cost_note, cost_rows, ran
+from agentcore.text import printable
 
 _MAX_FAILURES = 20
+#: every line break CommonMark or a renderer may honour (a lone CR ends a line too): each would end the table row
+_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+#: what Markdown or inline HTML would read as markup: a pipe starts a cell, ``<`` a tag, ``[`` a link, ...
+_MARKUP = re.compile(r"([\\`*_\[\]<>|~&#!])")
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text from a trace or suite as one literal table cell (or heading): it cannot end the row, forge a row or a
+    verdict, or become a link, an image or HTML."""
+    return _MARKUP.sub(r"\\\1", printable(_BREAKS.sub(" ", text)))
 
 
 def render_markdown(outcome: Outcome) -> str:
     verdict = "✅ passed" if outcome.passed else "❌ failed"
     lines = [
-        f"## Evaluation: {outcome.suite} — {verdict}",
+        f"## Evaluation: {_cell(outcome.suite)} — {verdict}",
         "",
         f"{ran(outcome)}{outcome.sessions} sessions, {len(outcome.results)} results.",
         "",
@@ -26,7 +35,7 @@ def render_markdown(outcome: Outcome) -> str:
         delta = "" if summary.regression is None else f"{-summary.regression:+.3f}"
         gates = ", ".join(f"{'✅' if c.passed else '❌'} {c.name} {c.threshold:g}" for c in summary.checks) or "—"
         lines.append(
-            f"| {summary.evaluator} | {summary.level.value} | {summary.count} | {summary.coverage:.0%} "
+            f"| {_cell(summary.evaluator)} | {summary.level.value} | {summary.count} | {summary.coverage:.0%} "
             f"| {summary.mean:.3f} | {summary.minimum:.3f} | {summary.pass_rate:.0%} | {delta} | {gates} |"
         )
     if outcome.llm_cost is not None:
@@ -52,7 +61,8 @@ def render_markdown(outcome: Outcome) -> str:
         ]
         for result in failures[:_MAX_FAILURES]:
             lines.append(
-                f"| {result.evaluator} | {_cell(result.qualified_id)} | {result.label} | {_cell(result.explanation)} |"
+                f"| {_cell(result.evaluator)} | {_cell(result.qualified_id)} | {_cell(result.label)} "
+                f"| {_cell(result.explanation)} |"
             )
         if len(failures) > _MAX_FAILURES:
             lines.append(f"\n…and {len(failures) - _MAX_FAILURES} more (see the JSON or JUnit report).")

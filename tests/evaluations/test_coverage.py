@@ -188,7 +188,9 @@ def test_markdown_summary_is_appended(tmp_path: Path) -> None:
 def test_html_charts_have_axes_ticks_counts_and_a_baseline_column() -> None:
     from agentcore.evaluations.reports import render_html
 
-    outcome = summarise("s", 1, RESULTS, {"Gated": Gate(min_mean=0.4)}, baseline={"Gated": 0.75, "Ungated": 0.0})
+    before = [_result("Gated", "s1/t1", 1.0), _result("Gated", "s1/t2", 0.5), RESULTS[2], RESULTS[3]]
+    baseline = summarise("s", 1, before, {})
+    outcome = summarise("s", 1, RESULTS, {"Gated": Gate(min_mean=0.4)}, baseline=baseline)
     page = render_html(outcome)
     assert "<th>vs baseline</th>" in page and "<td>-0.250</td>" in page and "<td>67%</td>" in page  # coverage
     assert page.count(">score</text>") == 2 and ">results</text>" in page  # axis titles on every histogram
