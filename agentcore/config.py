@@ -13,6 +13,7 @@ This module imports nothing of ours but the errors, so every sub-package may use
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib.util import find_spec
@@ -74,11 +75,20 @@ def _installed_driver(url: str) -> str:
     return url
 
 
+_URL_SCHEME = re.compile(r"[a-z][a-z0-9+.-]+(?=:)", re.IGNORECASE).match  # two letters or more: C:\\ is a path
+
+
 def as_url(value: str, base: Path) -> str:
     """A SQLAlchemy URL as is (a bare ``postgresql://`` with the driver installed); a bare path becomes a SQLite
     URL, resolved against ``base`` when relative."""
     if "://" in value:
         return _installed_driver(value)
+    scheme = _URL_SCHEME(value)
+    if scheme is not None:  # "redis:/x", "postgresql:host/db": a URL short of its "//", not a file name
+        raise ConfigError(
+            f"{value!r} reads as a {scheme[0]}: URL without '//' (write {scheme[0]}://...); "
+            f"for a file of that name write ./{value}"
+        )
     path = Path(value).expanduser()
     return f"sqlite:///{path if path.is_absolute() else base / path}"
 

@@ -82,3 +82,17 @@ def test_the_documented_bare_postgresql_url_connects_with_the_postgres_extra(
         assert memory.stats().backend == "postgresql"
     assert Gateway().db.backend == "postgresql"
     assert Ledger().engine.url.get_backend_name() == "postgresql"
+
+
+@pytest.mark.parametrize("typo", ["redis:/127.0.0.1:6379/0", "postgresql:localhost/db", "sqlite:gw.db"])
+def test_a_url_short_of_its_slashes_is_a_config_error_not_a_file_of_that_name(
+    typo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``redis:/x`` has no ``://``, so it was read as a path: the gateway made a SQLite file ``redis:/x`` (a folder
+    ``redis:``) and kept its state there, and ``forget --state`` erased nothing from Redis."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"URL without '//'"):
+        Gateway(database=typo)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "agentcore.toml").write_text('database = "./notes:v2.db"\n')  # a file of such a name, said so
+    assert discovered(tmp_path) == f"sqlite:///{tmp_path / 'notes:v2.db'}"
