@@ -29,6 +29,7 @@ from agentcore.policies.regions import (
     schema_constraint,
 )
 from agentcore.policies.schemas import ToolSchema
+from agentcore.text import printable
 
 _NUMERIC_OPS = {"gt", "ge", "lt", "le", "between", "not_between"}
 _TEXT_OPS = {"starts_with", "not_starts_with", "ends_with", "not_ends_with", "matches", "not_matches"}
@@ -49,8 +50,11 @@ class Finding(BaseModel):
     help: str = ""
 
     def render(self) -> str:
-        text = f"{self.file}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
-        return text + (f"\n  help: {self.help}" if self.help else "")
+        """One line (and a help line): the file name and message quote tool, argument and file names, which are
+        shown :func:`printable` so a newline in one cannot forge a finding."""
+        where = f"{printable(self.file)}:{self.line}:{self.column}"
+        text = f"{where}: {self.severity}[{self.code}]: {printable(self.message)}"
+        return text + (f"\n  help: {printable(self.help)}" if self.help else "")
 
 
 def check(files: Sequence[ast.PolicyFile], tools: dict[str, ToolSchema] | None = None) -> list[Finding]:

@@ -153,6 +153,36 @@ def _check_typed(value: Any, typed: Any) -> None:
     assert typed.__required_keys__ <= set(value) <= typed.__required_keys__ | typed.__optional_keys__, value
 
 
+# Text an attacker controls (a memory, a trace or evaluator name, a tool argument, an id): rich markup that crashed
+# or restyled a table, a newline that forges a row, terminal escapes (colour, OSC 8 hyperlink), a bidi override,
+# backspaces. Each command that prints such text is run on these (and a lone surrogate where its input takes one).
+HOSTILE_TEXT = (
+    "x[/]", "[bold red]boom", "a\nforged row", "\x1b[31mred", "\x1b]8;;http://evil\x07link", "\u202eevil", "bs\x08\x08",
+)  # fmt: skip
+
+
+def _shown_safely(output: str, *texts: str) -> None:
+    from agentcore.text import printable
+
+    raw = sorted({char for char in output if not char.isprintable() and char != "\n"})
+    assert not raw, f"raw control or bidi characters {raw} in {output!r}"
+    for text in texts:
+        assert printable(text) in output, f"{printable(text)!r} not shown in {output!r}"
+
+
+@pytest.fixture
+def hostile_text() -> tuple[str, ...]:
+    """:data:`HOSTILE_TEXT`."""
+    return HOSTILE_TEXT
+
+
+@pytest.fixture
+def shown_safely() -> Callable[..., None]:
+    """``shown_safely(output, *texts)``: a command's output has no raw control, escape or bidi character (line
+    breaks aside) and shows each of ``texts`` as written, non-printable characters as escapes (``\\x1b``)."""
+    return _shown_safely
+
+
 @pytest.fixture
 def check_typed() -> Callable[[Any, Any], None]:
     """``check_typed(value, SDKParam)``: ``value`` validates as the SDK's TypedDict and has no key it does not

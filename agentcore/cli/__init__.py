@@ -19,6 +19,7 @@ from agentcore.cli.eval import app as eval_app
 from agentcore.cli.gateway import app as gateway_app
 from agentcore.cli.memory import app as memory_app
 from agentcore.cli.models import app as models_app
+from agentcore.cli.output import safe_streams
 from agentcore.cli.policy import app as policy_app
 
 app = typer.Typer(
@@ -109,6 +110,7 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress at INFO level."),
 ) -> None:
+    safe_streams()
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from datetime import timedelta
@@ -12,7 +11,6 @@ from typing import Any
 import typer
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -30,9 +28,8 @@ from agentcore.accel.sim.report import SimulationReport, latency_chart, utilisat
 from agentcore.accel.sim.simulator import Simulator
 from agentcore.accel.sim.workload import PRESETS
 from agentcore.accel.units import joules, seconds, usd
-from agentcore.cli.output import DATABASE_HELP, existing_database, fail
+from agentcore.cli.output import DATABASE_HELP, cell, existing_database, fail, json_text
 from agentcore.errors import AgentCoreError
-from agentcore.text import printable
 
 app = typer.Typer(
     help="Simulated Trainium capacity: device profiles, workload simulation, comparisons, capacity and spend.",
@@ -62,8 +59,7 @@ def _catalog(paths: list[Path], settings: list[str]) -> ProfileCatalog:
 
 
 def _emit(value: BaseModel | dict[str, Any]) -> None:
-    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
-    typer.echo(json.dumps(data, separators=(",", ":")))
+    typer.echo(json_text(value))
 
 
 @contextmanager
@@ -99,9 +95,9 @@ def profiles(
             if as_json:
                 _emit({"chip": cite, "projected": chip.projected, "figures": rows})
                 return
-            table = Table("figure", "value", "citation", "url", title=f"{chip.name}")
+            table = Table("figure", "value", "citation", "url", title=cell(chip.name))
             for name, row in rows.items():
-                table.add_row(name, f"{row['value']:g}", str(row["citation"]), str(row["url"] or ""))
+                table.add_row(cell(name), f"{row['value']:g}", cell(row["citation"]), cell(row["url"] or ""))
             console.print(table)
             return
         listed = {name: catalog.profile(name) for name in catalog.names()}
@@ -118,7 +114,7 @@ def profiles(
     for name, profile in listed.items():
         totals = profile.totals()
         table.add_row(
-            name + ("[yellow]*[/yellow]" if profile.projected else ""),
+            cell(name) + ("[yellow]*[/yellow]" if profile.projected else ""),
             str(profile.chips), str(profile.cores), f"{totals['fp8_pflops']:,.1f}", f"{totals['bf16_pflops']:,.1f}",
             f"{totals['hbm_gib']:,.0f}", f"{totals['hbm_tbps']:,.1f}", f"{totals['usd_per_hour']:,.2f}",
             f"{totals['max_kw']:,.1f}",
@@ -134,7 +130,7 @@ def _percentiles(report: SimulationReport) -> str:
 
 
 def _report_table(reports: list[SimulationReport], ratios: dict[str, float] | None = None) -> Table:
-    table = Table("metric", *(report.profile for report in reports), *(["B / A"] if ratios else []))
+    table = Table("metric", *(cell(report.profile) for report in reports), *(["B / A"] if ratios else []))
     rows: list[tuple[str, Callable[[SimulationReport], str], str | None]] = [
         ("requests (completed / rejected)", lambda r: f"{r.completed:,} / {r.rejected:,}", None),
         ("throughput (req/s)", lambda r: f"{r.throughput_rps:,.0f}", "throughput_ratio"),
@@ -146,9 +142,9 @@ def _report_table(reports: list[SimulationReport], ratios: dict[str, float] | No
         ("J per 1,000 requests", lambda r: f"{r.joules_per_1k:,.2f}", "joules_per_1k_ratio"),
         ("simulated in (wall s)", lambda r: f"{r.wall_seconds:.2f}", None),
     ]  # fmt: skip
-    for label, cell, ratio in rows:
+    for label, value, ratio in rows:
         extra = [f"{ratios[ratio]:.2f}x" if ratio and ratios and ratio in ratios else ""] if ratios else []
-        table.add_row(label, *(cell(report) for report in reports), *extra)
+        table.add_row(label, *(value(report) for report in reports), *extra)
     return table
 
 
@@ -188,7 +184,7 @@ def simulate(
         _emit(report)
         return
     console.print(_report_table([report]))
-    console.print(f"[dim]simulated, not measured; wrote {', '.join(str(path) for path in written)}[/dim]")
+    console.print(f"[dim]simulated, not measured; wrote {', '.join(cell(path) for path in written)}[/dim]")
 
 
 @app.command("compare")
@@ -292,7 +288,7 @@ def _llm_capacity(
         _emit(plan)
         return
     table = Table("layout", "replica chips", "req/s per replica", "p99 TTFT ms", "p99 TPOT ms", "replicas", "chips",
-                  "$/h", "$/session", title=f"{plan.model} on {chip.name} (simulated)")  # fmt: skip
+                  "$/h", "$/session", title=f"{cell(plan.model)} on {cell(chip.name)} (simulated)")  # fmt: skip
     for row in plan.candidates:
         layout = row.layout
         table.add_row(
@@ -334,11 +330,11 @@ def llm_cost(
         _emit({"simulated": True, "cards": {device: card.model_dump(mode="json") for device, card in cards.items()}})
         return
     table = Table("device", "layout", "batch", "$/M in", "$/M out", "J/out token", "$/call",
-                  title=f"{model}, {input_tokens} in / {output_tokens} out per call (simulated)")  # fmt: skip
+                  title=f"{cell(model)}, {input_tokens} in / {output_tokens} out per call (simulated)")  # fmt: skip
     for device, card in cards.items():
         layout = card.layout
         table.add_row(
-            device + (" [yellow](projected)[/yellow]" if card.projected else ""),
+            cell(device) + (" [yellow](projected)[/yellow]" if card.projected else ""),
             f"tp{layout.tp} pp{layout.pp} {layout.precision}", str(card.batch),
             f"{card.usd_per_million_input:.4f}", f"{card.usd_per_million_output:.4f}",
             f"{card.joules_per_output_token:.3f}", usd(card.price(input_tokens, output_tokens).usd),
@@ -410,9 +406,10 @@ def price_traces(
     if as_json:
         _emit(report)
         return
-    table = Table("tenant", *report.devices, title=f"{len(report.sessions)} sessions priced as {model} (simulated $)")
+    title = f"{len(report.sessions)} sessions priced as {cell(model)} (simulated $)"
+    table = Table("tenant", *map(cell, report.devices), title=title)
     for tenant, spend in sorted(report.tenants.items()):
-        table.add_row(_cell(tenant), *(usd(spend[name]) for name in report.devices))
+        table.add_row(cell(tenant), *(usd(spend[name]) for name in report.devices))
     table.add_row("[bold]total[/bold]", *(usd(report.totals[name]) for name in report.devices))
     table.add_row("per session", *(usd(report.per_session(name)) for name in report.devices))
     console.print(table)
@@ -430,12 +427,6 @@ def _window(text: str | None) -> timedelta | None:
     if unit not in units or not number.replace(".", "", 1).isdigit():
         raise typer.BadParameter(f"--window {text!r}: expected a number and a unit (s, m, h, d), e.g. 24h")
     return timedelta(**{units[unit]: float(number)})
-
-
-def _cell(value: object) -> str:
-    """An id as a table cell: a tenant, user or agent is whatever its caller was named, so neither rich markup
-    (``x[/]`` stopped the whole report with a MarkupError) nor a control character reaches the terminal."""
-    return escape(printable(str(value)))
 
 
 @app.command("ledger")
@@ -463,9 +454,9 @@ def ledger(
     table = Table(*by, "calls", "items", "$", "energy", "device time", title="simulated spend")
     for row in rows:
         table.add_row(
-            *(_cell(row.group[key]) for key in by), f"{row.calls:,}", f"{row.items:,}", usd(row.usd),
+            *(cell(row.group[key]) for key in by), f"{row.calls:,}", f"{row.items:,}", usd(row.usd),
             joules(row.joules), seconds(row.device_seconds),
         )  # fmt: skip
     console.print(table)
     if exported is not None:
-        console.print(f"exported {exported} receipts to {export}")
+        console.print(f"exported {exported} receipts to {cell(export)}")

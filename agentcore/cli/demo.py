@@ -12,8 +12,9 @@ from rich.panel import Panel
 from rich.table import Table
 
 from agentcore.accel.units import joules, seconds, usd
-from agentcore.cli.output import console, fail, progress
+from agentcore.cli.output import cell, console, fail, progress
 from agentcore.errors import AgentCoreError
+from agentcore.text import printable
 
 if TYPE_CHECKING:
     from agentcore.demo.app import DemoReport
@@ -68,19 +69,20 @@ def _print(report: DemoReport) -> None:
     console.print(_memory(report))
     console.print(_evaluation(report))
     costs = _costs(report)
-    console.print(costs if costs is not None else f"[yellow]accel costs unavailable:[/yellow] {report.costs_error}")
+    unavailable = f"[yellow]accel costs unavailable:[/yellow] {cell(report.costs_error)}"
+    console.print(costs if costs is not None else unavailable)
     audit = report.audit
     chain = (
         f"{OK} verified"
         if audit.get("ok")
-        else f"{BAD} BROKEN at record {audit.get('first_bad')}: {audit.get('problem')}"
+        else f"{BAD} BROKEN at record {cell(audit.get('first_bad'))}: {cell(audit.get('problem'))}"
     )
     console.print(f"Audit log: {audit.get('records')} hash-chained records, {chain}")
-    console.print(f"Report folder [bold]{report.settings.out}[/bold]: {', '.join(report.files)}")
+    console.print(f"Report folder [bold]{cell(report.settings.out)}[/bold]: {cell(', '.join(report.files))}")
     from agentcore.demo.app import INSPECT
 
     where = f"Inspect it (its agentcore.toml names the demo's database): cd {report.settings.out}"
-    console.print(where, highlight=False, markup=False, soft_wrap=True)
+    console.print(printable(where), highlight=False, markup=False, soft_wrap=True)
     for command in INSPECT:
         console.print(f"  {command}", highlight=False, markup=False, soft_wrap=True)
     verdict = f"{OK} demo passed" if report.passed else f"{BAD} demo FAILED (see the tables above)"
@@ -92,8 +94,8 @@ def _conversations(report: DemoReport) -> Table:
     for column in ("scenario", "customer", "calls", "as scripted"):
         table.add_column(column)
     for s in report.sessions:
-        status = OK if s.as_scripted else f"{BAD} " + "; ".join(s.off_script)
-        table.add_row(s.title, s.customer or "(not identified)", str(s.calls), status)
+        status = OK if s.as_scripted else f"{BAD} " + cell("; ".join(s.off_script))
+        table.add_row(cell(s.title), cell(s.customer or "(not identified)"), str(s.calls), status)
     return table
 
 
@@ -104,9 +106,10 @@ def _decisions(report: DemoReport) -> Table:
     table.add_column("calls", justify="right")
     table.add_column("top reasons")
     table.add_row("allowed", str(d.allowed), "")
-    table.add_row("denied", str(d.denied), "\n".join(f"{rule}: {count}" for rule, count in d.top_denials))
-    table.add_row("needed approval", str(d.needed_approval), "\n".join(f"{r}: {n}" for r, n in d.approval_rules))
-    table.add_row("approved (approvals API)", str(d.approved), "by " + ", ".join(d.approvers) if d.approvers else "")
+    table.add_row("denied", str(d.denied), "\n".join(f"{cell(rule)}: {count}" for rule, count in d.top_denials))
+    table.add_row("needed approval", str(d.needed_approval), "\n".join(f"{cell(r)}: {n}" for r, n in d.approval_rules))
+    approvers = "by " + cell(", ".join(d.approvers)) if d.approvers else ""
+    table.add_row("approved (approvals API)", str(d.approved), approvers)
     return table
 
 
@@ -120,7 +123,8 @@ def _memory(report: DemoReport) -> Table:
     table.add_row("conversation events stored", str(m.events))
     for item in m.carried_over:
         value = _plain(item["value"])
-        table.add_row("carried over", f"{item['customer']}: {item['kind']} {value} (from {item['remembered_in']})")
+        carried = f"{item['customer']}: {item['kind']} {value} (from {item['remembered_in']})"
+        table.add_row("carried over", cell(carried))
     return table
 
 
@@ -135,14 +139,16 @@ def _plain(value: object) -> str:
 
 def _evaluation(report: DemoReport) -> Table:
     e = report.evaluation
-    table = Table(title=f"Evaluation suite '{e.suite}' over {e.sessions} recorded sessions", title_justify="left")
+    title = f"Evaluation suite '{cell(e.suite)}' over {e.sessions} recorded sessions"
+    table = Table(title=title, title_justify="left")
     for column in ("evaluator", "level", "n", "mean", "pass rate", "gates", ""):  # names whole; gates may wrap
         right = column in ("n", "mean", "pass rate")
         table.add_column(column, justify="right" if right else "left", no_wrap=column != "gates")
     for line in e.evaluators:
         name, gates = line.evaluator.removeprefix("Builtin."), ", ".join(line.gates) or "reported"
         mark = OK if line.passed else BAD
-        table.add_row(name, line.level, str(line.count), f"{line.mean:.3f}", f"{line.pass_rate:.0%}", gates, mark)
+        figures = (str(line.count), f"{line.mean:.3f}", f"{line.pass_rate:.0%}")
+        table.add_row(cell(name), line.level, *figures, cell(gates), mark)
     return table
 
 
@@ -152,12 +158,12 @@ def _costs(report: DemoReport) -> Table | None:
         return None
     table = Table(
         title=f"Model work: {c.calls} encoder calls, {c.texts} texts, {c.tokens} tokens, {seconds(c.cpu_seconds)} "
-        f"measured CPU here; ledger charged {usd(c.ledger_usd)} on {c.fleets[0].profile}. Replayed (simulated):",
+        f"measured CPU here; ledger charged {usd(c.ledger_usd)} on {cell(c.fleets[0].profile)}. Replayed (simulated):",
         title_justify="left",
     )
     table.add_column("simulated")
     for f in c.fleets:  # one column per fleet: its id stays whole and the table fits 80 columns
-        table.add_column(f.profile, justify="right", no_wrap=True)
+        table.add_column(cell(f.profile), justify="right", no_wrap=True)
     rows: list[tuple[str, Callable[[FleetCost], str]]] = [
         ("p50 latency", lambda f: seconds(f.p50_ms / 1000)),
         ("p99 latency", lambda f: seconds(f.p99_ms / 1000)),
@@ -166,8 +172,8 @@ def _costs(report: DemoReport) -> Table | None:
         ("energy busy", lambda f: joules(f.busy_joules)),
         ("$ fleet held", lambda f: usd(f.held_usd)),
     ]
-    for label, cell in rows:
-        table.add_row(label, *(cell(f) for f in c.fleets))
+    for label, value in rows:
+        table.add_row(label, *(value(f) for f in c.fleets))
     return table
 
 

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentcore.cli.output import errors, fail, progress
+from agentcore.cli.output import cell, errors, fail, json_text, progress
 
 if TYPE_CHECKING:
     from agentcore.evaluations.llm_cost import TraceCost
@@ -86,28 +86,28 @@ def run(
             with path.open(mode, encoding="utf-8") as handle:
                 handle.write(render(outcome))
     if as_json:
-        typer.echo(render_json(outcome))
+        typer.echo(render_json(outcome, ascii_only=True))
         raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
-    table = Table(title=f"{outcome.suite}: {'passed' if outcome.passed else 'FAILED'}")
+    table = Table(title=f"{cell(outcome.suite)}: {'passed' if outcome.passed else 'FAILED'}")
     for column in ("evaluator", "level", "judged", "coverage", "mean", "pass rate", "gates"):
         table.add_column(column)
     for summary in outcome.summaries:
         gates = ", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks)
         table.add_row(
-            summary.evaluator,
+            cell(summary.evaluator),
             summary.level.value,
             str(summary.count),
             f"{summary.coverage:.0%}",
             f"{summary.mean:.3f}",
             f"{summary.pass_rate:.0%}",
-            gates,
+            cell(gates),
         )
     Console().print(table)
     if llm_cost is not None and llm_cost.priced_calls:
-        spent = ", ".join(f"${llm_cost.totals[device]:.4f} on {device}" for device in llm_cost.devices)
+        spent = ", ".join(f"${llm_cost.totals[device]:.4f} on {cell(device)}" for device in llm_cost.devices)
         errors.print(
             f"LLM calls in these traces: {llm_cost.priced_calls} with {llm_cost.input_tokens:,} input / "
-            f"{llm_cost.output_tokens:,} output tokens, simulated {spent} as {llm_cost.model} (in the reports)",
+            f"{llm_cost.output_tokens:,} output tokens, simulated {spent} as {cell(llm_cost.model)} (in the reports)",
             soft_wrap=True,
         )
     raise typer.Exit(EXIT_PASSED if outcome.passed else EXIT_FAILED)
@@ -166,20 +166,20 @@ def compare(
         with markdown.open("a", encoding="utf-8") as handle:
             handle.write(render_comparison_markdown(comparison, title=f"{runner.suite.suite.name}: {b} vs {a}"))
     if as_json:
-        typer.echo(comparison.model_dump_json())
+        typer.echo(json_text(comparison))
         raise typer.Exit(EXIT_PASSED if comparison.passed else EXIT_FAILED)
-    table = Table(title=f"{b} vs {a}: {'passed' if comparison.passed else 'FAILED'}")
+    table = Table(title=f"{cell(b)} vs {cell(a)}: {'passed' if comparison.passed else 'FAILED'}")
     for column in ("evaluator", "pairs", "B wins", "ties", "A wins", "B win rate (95% CI)", "gates"):
         table.add_column(column)
     for summary in comparison.summaries:
         table.add_row(
-            summary.evaluator,
+            cell(summary.evaluator),
             str(summary.pairs),
             str(summary.wins_b),
             str(summary.ties),
             str(summary.wins_a),
             f"{summary.win_rate_b:.0%} ({summary.ci_low:.0%}–{summary.ci_high:.0%})",
-            ", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks),
+            cell(", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks)),
         )
     Console().print(table)
     raise typer.Exit(EXIT_PASSED if comparison.passed else EXIT_FAILED)
@@ -188,7 +188,6 @@ def compare(
 @app.command("list")
 def list_evaluators(as_json: bool = typer.Option(False, "--json", help="Print JSON lines instead of a table.")) -> None:
     """List every evaluator: id, level, label scale and what it measures."""
-    import json
 
     from agentcore.evaluations.registry import evaluator_classes
 
@@ -196,7 +195,7 @@ def list_evaluators(as_json: bool = typer.Option(False, "--json", help="Print JS
         for evaluator_id, factory in evaluator_classes().items():
             evaluator = factory()
             row = {"id": evaluator_id, "level": evaluator.level.value, "scale": evaluator.scale.describe()}
-            typer.echo(json.dumps({**row, "measures": evaluator.description}))
+            typer.echo(json_text({**row, "measures": evaluator.description}))
         return
 
     table = Table(title="Evaluators")
@@ -204,5 +203,6 @@ def list_evaluators(as_json: bool = typer.Option(False, "--json", help="Print JS
         table.add_column(column)
     for evaluator_id, factory in evaluator_classes().items():
         evaluator = factory()
-        table.add_row(evaluator_id, evaluator.level.value, evaluator.scale.describe(), evaluator.description)
+        shown = (evaluator_id, evaluator.level.value, evaluator.scale.describe(), evaluator.description)
+        table.add_row(*map(cell, shown))
     Console(width=200).print(table)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import datetime
 import gc
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from agentcore.cli.output import DATABASE_HELP, console, existing_database, fail, json_flag
+from agentcore.cli.output import DATABASE_HELP, cell, console, existing_database, fail, json_flag, json_text
 from agentcore.errors import AgentCoreError
 from agentcore.gateway import canonical
+from agentcore.text import printable
 
 if TYPE_CHECKING:
     from agentcore.gateway.anchors import AnchorSink
@@ -98,7 +100,7 @@ def audit_verify(
     except AgentCoreError as error:
         fail(error, 2)
     if as_json:
-        typer.echo(result.model_dump_json())
+        typer.echo(json_text(result))
         raise typer.Exit(0 if result.ok else 1)
     if not result.ok:
         fail(f"audit chain broken at record {result.first_bad}: {result.problem}", 1)
@@ -150,13 +152,13 @@ def audit_export(
     if not jsonl:
         fail("only --jsonl export is supported", 2)
     lines = _audit_log(database, None).export_jsonl()
-    if output is None:
+    if output is None:  # the same data in ASCII JSON: no bidi override reaches the terminal, any encoding writes it
         for line in lines:
-            sys.stdout.write(line + "\n")
+            sys.stdout.write((line if line.isascii() else json_text(json.loads(line))) + "\n")
         return
     with output.open("w", encoding="utf-8") as handle:
         count = sum(handle.write(line + "\n") > 0 for line in lines)
-    console.print(f"wrote {count} records to {output}")
+    console.print(f"wrote {count} records to {cell(output)}")
 
 
 def _when(ts: float | None) -> str:
@@ -180,17 +182,19 @@ def approvals_list(
     rows = ApprovalStore(_db(database)).list(None if status == "all" else status, tenant=tenants)
     if as_json:
         for row in rows:
-            typer.echo(row.model_dump_json())
+            typer.echo(json_text(row))
         return
     if not rows:
-        console.print(f"no {status} approval requests")
+        console.print(f"no {cell(status)} approval requests")
     for a in rows:
         signed = {s.role: s.by for s in a.signoffs}
         roles = ", ".join(f"{r} (by {signed[r]})" if r in signed else r for r in a.approver_roles) or "none named"
         requester = a.requester if a.tenant is None else f"{a.requester} (tenant {a.tenant})"
         console.print(
-            f"{a.id}  {a.status}  {a.tool}  requested by {requester}  approvers: {roles}  "
-            f"created {_when(a.created)}  expires {_when(a.expires)}  args {canonical.dumps(a.args)}",
+            printable(
+                f"{a.id}  {a.status}  {a.tool}  requested by {requester}  approvers: {roles}  "
+                f"created {_when(a.created)}  expires {_when(a.expires)}  args {canonical.dumps(a.args)}"
+            ),
             highlight=False,
             soft_wrap=True,
             markup=False,
@@ -219,11 +223,13 @@ def _decide(
     except AgentCoreError as error:
         fail(error, 1)
     if approval.status == "pending":
-        console.print(f"{approval.id} signed off by {by}; still needs role {' and '.join(approval.missing_roles)}")
+        missing = " and ".join(approval.missing_roles)
+        console.print(f"{cell(approval.id)} signed off by {cell(by)}; still needs role {cell(missing)}")
         return
     verb = "approved" if approve else "rejected"
     console.print(
-        f"{approval.id} {verb} by {by}; the gateway executes an approved call when its caller waits or retries it"
+        f"{cell(approval.id)} {verb} by {cell(by)}; "
+        "the gateway executes an approved call when its caller waits or retries it"
     )
 
 
@@ -262,16 +268,17 @@ def status(database: str | None = DATABASE, as_json: bool = json_flag()) -> None
     rows = StatusBoard(_db(database)).read()
     if as_json:
         for row in rows:
-            typer.echo(row.model_dump_json())
+            typer.echo(json_text(row))
     elif not rows:
         console.print("no gateway has reported status to this database")
     for s in [] if as_json else rows:
-        console.print(f"gateway {s.name} (pid {s.pid}, {s.mode} mode)", highlight=False)
-        console.print(f"  bundle: {s.bundle_hash} loaded {_when(s.loaded_at)}", highlight=False)
-        console.print(f"  policies: {', '.join(s.paths) or '(none: default deny)'}", highlight=False, soft_wrap=True)
+        console.print(f"gateway {cell(s.name)} (pid {s.pid}, {cell(s.mode)} mode)", highlight=False)
+        console.print(f"  bundle: {cell(s.bundle_hash)} loaded {_when(s.loaded_at)}", highlight=False)
+        paths = cell(", ".join(s.paths) or "(none: default deny)")
+        console.print(f"  policies: {paths}", highlight=False, soft_wrap=True)
         if s.last_error:
             console.print(f"  last reload FAILED at {_when(s.last_error_at)}:", highlight=False)
-            console.print(s.last_error, highlight=False, soft_wrap=True, markup=False)
+            console.print(cell(s.last_error, lines=True), highlight=False, soft_wrap=True)
     if any(s.last_error for s in rows):
         raise typer.Exit(1)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, cast
@@ -10,8 +9,9 @@ from typing import TYPE_CHECKING, cast
 import typer
 from rich.table import Table
 
-from agentcore.cli.output import DATABASE_HELP, console, existing_database, fail
+from agentcore.cli.output import DATABASE_HELP, cell, console, existing_database, fail, json_text
 from agentcore.errors import AgentCoreError
+from agentcore.text import printable
 
 if TYPE_CHECKING:
     from agentcore.memory import Event, MemoryRecord, MemoryStore
@@ -43,7 +43,7 @@ def stats(db: str | None = DB, as_json: bool = JSON) -> None:
     with _store(db) as store:
         result = store.stats()
     if as_json:
-        typer.echo(result.model_dump_json())
+        typer.echo(json_text(result))
         return
     table = Table("metric", "value")
     for name, value in result.model_dump().items():
@@ -63,16 +63,16 @@ def events(
     with _store(db) as store:
         if session is None:
             for name in store.list_sessions(actor):
-                typer.echo(name)
+                typer.echo(printable(name))
             return
         found = store.last_turns(actor, session, last)
     if as_json:
         for event in found:
-            typer.echo(event.model_dump_json())
+            typer.echo(json_text(event))
         return
     table = Table("id", "time", "role", "text")
     for event in found:
-        table.add_row(str(event.id), event.created_at.isoformat(timespec="seconds"), event.role.value, event.text)
+        table.add_row(str(event.id), event.created_at.isoformat(timespec="seconds"), event.role.value, cell(event.text))
     console.print(table)
 
 
@@ -99,11 +99,11 @@ def search(
             rows = [(hit.score, hit.similarity, hit.event.session_id, hit.event) for hit in events]
     if as_json:
         for score, similarity, _, item in rows:
-            typer.echo(json.dumps({"score": score, "similarity": similarity, "item": item.model_dump(mode="json")}))
+            typer.echo(json_text({"score": score, "similarity": similarity, "item": item.model_dump(mode="json")}))
         return
     table = Table("score", "cosine", "namespace" if records else "session", "text")
     for score, similarity, where, item in rows:
-        table.add_row(f"{score:.4f}", "" if similarity is None else f"{similarity:.3f}", where, item.text)
+        table.add_row(f"{score:.4f}", "" if similarity is None else f"{similarity:.3f}", cell(where), cell(item.text))
     console.print(table)
 
 
@@ -118,7 +118,8 @@ def forget(
         typer.confirm(f"Erase all memory of actor {actor!r}? This cannot be undone", abort=True)
     with _store(db) as store:
         report = store.forget(actor)
-    console.print(f"forgot {actor!r}: {report.events} events, {report.records} records, {report.sessions} sessions")
+    counts = f"{report.events} events, {report.records} records, {report.sessions} sessions"
+    console.print(f"forgot {cell(repr(actor))}: {counts}")
 
 
 @app.command()

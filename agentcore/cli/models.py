@@ -9,7 +9,7 @@ from rich.table import Table
 
 from agentcore.accel.models.registry import ensure_built, list_built, verify
 from agentcore.accel.units import size
-from agentcore.cli.output import byte_progress, console, errors, fail, json_flag
+from agentcore.cli.output import byte_progress, cell, console, errors, fail, json_flag, json_text
 from agentcore.errors import AgentCoreError
 
 app = typer.Typer(help="Build, list and verify the ONNX models that accel runs.", no_args_is_help=True)
@@ -28,9 +28,10 @@ def build(
             built = ensure_built(model_dir, on_bytes=downloaded)
     except AgentCoreError as error:
         fail(error)
-    console.print(f"built {built.name} ({built.key}) in {built.folder}", highlight=False, soft_wrap=True)
+    where = f"{cell(built.name)} ({cell(built.key)}) in {cell(built.folder)}"
+    console.print(f"built {where}", highlight=False, soft_wrap=True)
     for name in built.files:
-        console.print(f"  {name}: {size((built.folder / name).stat().st_size)}", highlight=False)
+        console.print(f"  {cell(name)}: {size((built.folder / name).stat().st_size)}", highlight=False)
 
 
 @app.command("list")
@@ -38,14 +39,15 @@ def list_models(as_json: bool = json_flag()) -> None:
     """List the encoder builds in the cache."""
     if as_json:
         for model in list_built():
-            typer.echo(model.model_dump_json())
+            typer.echo(json_text(model))
         return
     table = Table()
     for header in ("name", "key", "hidden", "max tokens"):
         table.add_column(header, no_wrap=True)  # ids are never cut
     table.add_column("folder", overflow="fold")  # a long path wraps instead
     for model in list_built():
-        table.add_row(model.name, model.key, str(model.hidden_size), str(model.max_tokens), str(model.folder))
+        sizes = (str(model.hidden_size), str(model.max_tokens))
+        table.add_row(cell(model.name), cell(model.key), *sizes, cell(model.folder))
     console.print(table)
 
 
@@ -60,8 +62,8 @@ def verify_models() -> None:
     for model in models:
         bad = verify(model)
         failed |= bool(bad)
-        status = "[green]ok[/green]" if not bad else f"[red]corrupt: {', '.join(bad)}[/red]"
-        console.print(f"{model.name} ({model.key}): {status}")
+        status = "[green]ok[/green]" if not bad else f"[red]corrupt: {cell(', '.join(bad))}[/red]"
+        console.print(f"{cell(model.name)} ({cell(model.key)}): {status}")
     if failed:
         console.print("run `agentcore models build` to rebuild corrupt files")
         raise typer.Exit(1)

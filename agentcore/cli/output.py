@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import io
+import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agentcore.accel.units import size
 from agentcore.errors import AgentCoreError, ConfigError
+from agentcore.text import printable
 
 console = Console()
 DATABASE_HELP = (
@@ -26,6 +31,34 @@ errors = Console(stderr=True, soft_wrap=True)
 Update = Callable[[int, str | None], None]
 
 
+def cell(value: object, *, lines: bool = False) -> str:
+    """Text nobody checked (an id, a memory, a trace or evaluator name, a path) as rich markup that shows it as it
+    is: markup escaped (``x[/]`` stopped a whole table with a MarkupError, ``[red]`` restyled it) and each
+    non-printable character as its escape (``\\x1b``, ``\\n``, ``\\u202e``), so it drives no terminal and forges no
+    line. With ``lines``, the text's own line breaks stay (a multi-line error). Lines printed without markup
+    (``typer.echo``) take :func:`agentcore.text.printable` alone."""
+    if lines:
+        return "\n".join(escape(printable(line)) for line in str(value).split("\n"))
+    return escape(printable(str(value)))
+
+
+def json_text(value: BaseModel | object) -> str:
+    """``value`` (a model or JSON data) as one line of ASCII JSON: exact data, and every character the encoder
+    does not escape by itself (bidi overrides, C1 controls, lone surrogates) written as ``\\uXXXX``, so
+    ``--json`` drives no terminal and writes on a stdout of any encoding. Values JSON has no type for (a set a
+    condition evaluated to) are written as their ``str``."""
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    return json.dumps(data, separators=(",", ":"), default=str)
+
+
+def safe_streams() -> None:
+    """Unencodable characters print as backslash escapes instead of raising: a name in Greek on an ASCII stdout
+    (``PYTHONIOENCODING=ascii``, a C locale) stopped a command with a UnicodeEncodeError half-way through."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors in ("strict", "surrogateescape"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 @contextmanager
 def progress(label: str, total: int) -> Iterator[Update]:
     """``update(done, what)``: a bar on a terminal; when piped, a plain ``label: what (done/total)`` line on stderr
@@ -34,11 +67,11 @@ def progress(label: str, total: int) -> Iterator[Update]:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
         with Progress(*columns, console=errors, transient=True) as bar:
             task = bar.add_task(label, total=total)
-            yield lambda done, what: bar.update(task, completed=done, description=what or label)
+            yield lambda done, what: bar.update(task, completed=done, description=cell(what) if what else label)
         return
 
     def line(done: int, what: str | None) -> None:
-        errors.print(f"{label}: {what or 'working'} ({done}/{total})", highlight=False, markup=False)
+        errors.print(f"{label}: {printable(what or 'working')} ({done}/{total})", highlight=False, markup=False)
 
     yield line
 
@@ -75,9 +108,10 @@ def fail(message: object, code: int | None = None) -> NoReturn:
     Without a code, bad input (a :class:`ConfigError`: unknown profile, workload, setting) exits 2 and any other
     failure 1, the convention every command follows (see docs/cli.md).
 
-    The message is escaped: error texts quote config sections like ``[accel]`` that rich would read as markup.
+    The message is escaped: error texts quote config sections like ``[accel]`` that rich would read as markup, and
+    names from files and databases that may hold control characters; its own line breaks stay.
     """
-    errors.print(f"[red]error:[/red] {escape(str(message))}", highlight=False)
+    errors.print(f"[red]error:[/red] {cell(message, lines=True)}", highlight=False)
     raise typer.Exit(code if code is not None else 2 if isinstance(message, ConfigError) else 1)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
-from agentcore.cli.output import fail, json_flag
+from agentcore.cli.output import fail, json_flag, json_text
 from agentcore.policies import PolicyEngine, PolicyError, Request
 from agentcore.policies.cedar import CedarExportError
 from agentcore.policies.cedar import export as export_cedar
@@ -24,6 +24,7 @@ from agentcore.policies.located import located
 from agentcore.policies.parser import parse
 from agentcore.policies.schemas import load_tools
 from agentcore.policies.testing import TEST_SUFFIX, junit_xml, run_tests
+from agentcore.text import printable
 
 app = typer.Typer(help="Check, explain, format, test and export policy bundles.", no_args_is_help=True)
 
@@ -45,7 +46,7 @@ def check(
     except (PolicyError, PolicyRequestError, OSError) as error:
         fail(error, 2)
     for finding in findings:
-        typer.echo(finding.model_dump_json() if as_json else finding.render())
+        typer.echo(json_text(finding) if as_json else finding.render())
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
     rules = sum(len(f.rules) for f in engine.files)
@@ -76,19 +77,19 @@ def explain(
     decision, trace = engine.explain(parsed)
     if as_json:
         conditions = [{"condition": text, "value": value} for text, value in trace]
-        typer.echo(json.dumps({"decision": decision.model_dump(mode="json"), "conditions": conditions}, default=str))
+        typer.echo(json_text({"decision": decision.model_dump(mode="json"), "conditions": conditions}))
         return
     typer.echo(f"effect: {decision.effect.value}")
     for reason in decision.reasons:
         note = f"  ({reason.note})" if reason.note else ""
-        typer.echo(f"  because {reason.file}:{reason.line} [{reason.rule_id}] {reason.text}{note}")
+        typer.echo(printable(f"  because {reason.file}:{reason.line} [{reason.rule_id}] {reason.text}{note}"))
     for reason in decision.monitored:
-        typer.echo(f"  monitored {reason.file}:{reason.line} [{reason.rule_id}] {reason.text}")
+        typer.echo(printable(f"  monitored {reason.file}:{reason.line} [{reason.rule_id}] {reason.text}"))
     if decision.would_effect is not None:
         typer.echo(f"would be, with monitored rules enforced: {decision.would_effect.value}")
     typer.echo("conditions:")
     for text, value in trace:
-        typer.echo(f"  {text} -> {json.dumps(value) if isinstance(value, bool) else value}")
+        typer.echo(printable(f"  {text} -> {json.dumps(value) if isinstance(value, bool) else value}"))
 
 
 @app.command()
@@ -113,7 +114,7 @@ def fmt(
             if not check_only:
                 Path(path).write_text(formatted, encoding="utf-8")
     for path in changed:
-        typer.echo(f"{'would reformat' if check_only else 'reformatted'} {path}")
+        typer.echo(f"{'would reformat' if check_only else 'reformatted'} {printable(str(path))}")
     if check_only and changed:
         raise typer.Exit(1)
 
@@ -138,9 +139,9 @@ def test_policies(
         fail(error, 2)
     for result in results:
         if as_json:
-            typer.echo(result.model_dump_json())
+            typer.echo(json_text(result))
         elif not result.passed:
-            typer.echo(f"FAIL {result.file} :: {result.name}: {result.message}")
+            typer.echo(printable(f"FAIL {result.file} :: {result.name}: {result.message}"))
     failed = sum(not r.passed for r in results)
     if not as_json:
         typer.echo(f"{len(results) - failed} passed, {failed} failed")
@@ -185,6 +186,6 @@ def export(
         output.write_text(text, encoding="utf-8")
     for skipped in exported.skipped:
         where = f"{skipped.file}:{skipped.line}: left out [{skipped.rule_id}]"
-        typer.echo(f"{where} (so Cedar allows less): {skipped.why}", err=True)
+        typer.echo(printable(f"{where} (so Cedar allows less): {skipped.why}"), err=True)
     if strict and exported.skipped:
         raise typer.Exit(1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,21 @@ from pydantic import ValidationError
 
 from agentcore.evaluations.errors import TraceFormatError
 from agentcore.evaluations.trace import SCHEMA_VERSION, Session
+from agentcore.text import LONE_SURROGATE
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_json(path: Path, number: int | None, text: str) -> Any:
+    """``text`` parsed; JSON spells a lone surrogate (``"\\ud800"``, half a UTF-16 pair) that is no text and that
+    no report can write (``eval run`` stopped with a serialisation traceback), so one is refused with file:line."""
+    value = json.loads(text)
+    if _ESCAPED_SURROGATE.search(text):  # a surrogate the file spells whole is a pair: json.loads joined it
+        found = LONE_SURROGATE.search(json.dumps(value, ensure_ascii=False))
+        if found is not None:
+            problem = f"contains the lone surrogate {found.group()!a}, which is not text; write the pair whole"
+            raise TraceFormatError(path, number, problem)
+    return value
 
 
 def json_lines(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]:
@@ -20,7 +36,7 @@ def json_lines(path: Path, text: str | None = None) -> Iterator[tuple[int, Any]]
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            yield number, parse_json(path, number, line)
         except json.JSONDecodeError as error:
             raise TraceFormatError(path, number, f"invalid JSON ({error.msg} at column {error.colno})") from None
 

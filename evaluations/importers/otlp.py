@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcore.evaluations.errors import TraceFormatError
-from agentcore.evaluations.importers.jsonl import describe_validation
+from agentcore.evaluations.importers.jsonl import describe_validation, parse_json
 from agentcore.evaluations.trace import ModelCall, Retrieval, Session, Span, ToolCall, ToolSpec, Trace
 
 _TOOL_KINDS = {"TOOL", "execute_tool"}
@@ -49,10 +49,11 @@ def _value(raw: dict[str, Any]) -> Any:
 
 
 def _maybe_json(value: Any) -> Any:
+    """An attribute that holds JSON, parsed (kept as the text when it is not JSON or spells a lone surrogate)."""
     if isinstance(value, str) and value[:1] in "[{":
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
+            return parse_json(Path(), None, value)
+        except (json.JSONDecodeError, TraceFormatError):
             return value
     return value
 
@@ -217,7 +218,7 @@ def _spans_of(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _documents(path: Path, text: str) -> list[tuple[int | None, dict[str, Any]]]:
     try:
-        whole = json.loads(text)
+        whole = parse_json(path, None, text)
     except json.JSONDecodeError as error:
         if error.lineno > 1 or "\n" not in text.strip():
             lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
@@ -231,7 +232,7 @@ def _documents(path: Path, text: str) -> list[tuple[int | None, dict[str, Any]]]
 
 def _parse_line(path: Path, number: int, line: str) -> dict[str, Any]:
     try:
-        value = json.loads(line)
+        value = parse_json(path, number, line)
     except json.JSONDecodeError as error:
         raise TraceFormatError(path, number, f"invalid JSON ({error.msg} at column {error.colno})") from None
     if not isinstance(value, dict):

@@ -14,7 +14,9 @@ from agentcore.evaluations.outcome import Outcome
 OPTIONAL_FIELDS = ("timing", "llm_cost")
 
 
-def render_json(outcome: Outcome, *, timings: bool = False) -> str:
+def render_json(outcome: Outcome, *, timings: bool = False, ascii_only: bool = False) -> str:
+    """The report; ``ascii_only`` writes each non-ASCII character as ``\\uXXXX`` (the same data), as ``--json`` prints
+    it so no bidi override in a trace reaches a terminal."""
     data = outcome.model_dump(mode="json")
     for optional in OPTIONAL_FIELDS:  # additive fields: a report without them reads as it did before they existed
         if data[optional] is None:
@@ -23,4 +25,4 @@ def render_json(outcome: Outcome, *, timings: bool = False) -> str:
         for result in data["results"]:
             for usage in result["usage"]:
                 usage.pop("cpu_seconds", None)
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=ascii_only) + "\n"

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +144,26 @@ def test_an_unreachable_database_server_exits_2_with_the_reason_not_a_traceback(
     result = runner.invoke(app, ["gateway", "audit", "verify", "--database", "postgresql://u:pw@127.0.0.1:1/x"])
     assert result.exit_code == 2, result.output
     assert "cannot connect to the gateway database" in result.stderr and "pw" not in result.stderr
+
+
+def test_errors_show_the_names_they_quote_escaped(tmp_path: Path, shown_safely: Callable[..., None]) -> None:
+    """An error quotes a path or a name it was given: the escape in it reached the terminal on stderr."""
+    missing = tmp_path / "\x1b]8;;evil\x07x[/]\nforged \u202eevil"
+    result = runner.invoke(app, ["policy", "check", str(missing)])
+    assert result.exit_code == 2 and result.stderr.startswith("error: "), result.output
+    shown_safely(result.stderr, str(missing))
+
+
+def test_every_character_prints_on_an_ascii_stdout(tmp_path: Path) -> None:
+    """A name in German or Greek stopped `memory events` with a UnicodeEncodeError on an ASCII stdout
+    (``PYTHONIOENCODING=ascii``); now it prints as backslash escapes (``--json`` is ASCII JSON anyway)."""
+    from agentcore.memory import MemoryStore
+
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with MemoryStore(url) as store:
+        store.add_event("alice", "s1", "user", "Grüße τ")
+    command = ["-c", "from agentcore.cli import main; main()", "memory", "events", "alice", "s1", "--db", url]
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "120"}
+    done = subprocess.run([sys.executable, *command], capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert "Gr\\xfc\\xdfe \\u03c4" in done.stdout.decode("ascii")

@@ -119,3 +119,21 @@ def test_openinference_tool_definitions_are_read(tmp_path: Path) -> None:
     tools = session.traces[0].tools
     assert [(t.name, t.description) for t in tools] == [("crm.lookup", "Find a customer"), ("vault.read", "")]
     assert tools[0].parameters == {"type": "object"}
+
+
+def test_a_lone_surrogate_is_refused_with_file_and_line(tmp_path: Path) -> None:
+    """JSON can spell half a UTF-16 pair (``"\\ud800"``), which is no text and which no report can write: `eval run`
+    stopped with a serialisation traceback. A whole pair is an emoji and loads; in any format, the line is named."""
+    paired = {"id": "a", "traces": [{"id": "t", "input": "hi \U0001f600", "output": "ok"}]}
+    half = {"id": "b", "traces": [{"id": "t", "input": "hi", "output": "half \ud800"}]}
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text(json.dumps(paired) + "\n" + json.dumps(half) + "\n")  # ASCII JSON: the emoji as a pair
+    with pytest.raises(TraceFormatError, match=r"t\.jsonl:2: contains the lone surrogate '\\ud800'"):
+        load_sessions(jsonl)
+    jsonl.write_text(json.dumps(paired) + "\n")
+    assert load_sessions(jsonl)[0].traces[0].input == "hi \U0001f600"
+    spans = [{"traceId": "t", "spanId": "s", "name": "llm \udfff", "attributes": [_attr("input.value", "x")]}]
+    otlp = tmp_path / "otel.json"
+    otlp.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
+    with pytest.raises(TraceFormatError, match=r"otel\.json: contains the lone surrogate '\\udfff'"):
+        load_sessions(otlp)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -125,3 +127,24 @@ def test_cli_compare_gates_and_exit_codes(tmp_path: Path) -> None:
     assert runner.invoke(app, [*backwards, "--max-loss", "x"]).exit_code == 2
     missing = ["eval", "compare", str(suite), "--a", str(tmp_path / "nope.jsonl"), "--b", str(bad)]
     assert runner.invoke(app, missing).exit_code == 2
+
+
+def test_cli_compare_shows_paths_and_evaluator_ids_escaped(
+    tmp_path: Path, hostile_text: tuple[str, ...], shown_safely: Callable[..., None]
+) -> None:
+    """The table's title names the two trace folders and its rows the suite's evaluator ids: ``x[/]`` in either
+    stopped `eval compare` with a MarkupError, and escapes in them reached the terminal."""
+    (tmp_path / "x[").mkdir()
+    a = _write(tmp_path / "a.jsonl", _sessions(False))
+    b = _write(tmp_path / "x[" / "] \x1b[31mb.jsonl", _sessions(True))  # its path spells x[/]
+    evaluators = "".join(
+        f'[[evaluators]]\nid = {json.dumps("Custom." + text)}\ntype = "keywords"\noptions = {{ keywords = ["egg"] }}\n'
+        for text in hostile_text
+    )
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'[suite]\nname = "ab"\ntraces = ["a.jsonl"]\ncache = ""\n{evaluators}', encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["eval", "compare", str(suite), "--a", str(a), "--b", str(b)], env={"COLUMNS": "400"}
+    )
+    assert result.exit_code == 0, result.output
+    shown_safely(result.output, str(b), *(f"Custom.{text}" for text in hostile_text))

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,31 @@ def test_cli_exit_codes_and_report_files(tmp_path: Path) -> None:
     assert runner.invoke(app, ["eval", "run", str(tmp_path / "missing.toml")]).exit_code == 2
     listing = runner.invoke(app, ["eval", "list"])
     assert listing.exit_code == 0 and "Builtin.GoalSuccessRate" in listing.output
+
+
+def test_cli_shows_names_from_the_suite_and_traces_escaped(
+    tmp_path: Path, hostile_text: tuple[str, ...], shown_safely: Callable[..., None]
+) -> None:
+    """A suite's name and its custom evaluators' ids are text from a file: ``x[/]`` stopped `eval run` with a
+    MarkupError once every score was computed, ``[bold red]`` restyled the table and escapes reached the terminal.
+    A trace with a lone surrogate is bad input (exit 2 naming its line), not a traceback."""
+    shutil.copy(EXAMPLES / "traces.jsonl", tmp_path / "traces.jsonl")
+    evaluators = "".join(
+        f'[[evaluators]]\nid = {json.dumps("Custom." + text)}\ntype = "keywords"\n'
+        'options = { keywords = ["order"], mode = "any" }\n'
+        for text in hostile_text
+    )
+    name = "[bold red]boom x[/] \u202eevil"  # a title no wider than the table, so it is not wrapped
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'[suite]\nname = {json.dumps(name)}\ntraces = ["traces.jsonl"]\ncache = ""\n{evaluators}')
+    result = CliRunner().invoke(app, ["eval", "run", str(suite)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    shown_safely(result.output, name, *(f"Custom.{text}" for text in hostile_text))
+    as_json = CliRunner().invoke(app, ["eval", "run", str(suite), "--json"])
+    assert as_json.stdout.isascii() and json.loads(as_json.stdout)["suite"] == name
+    (tmp_path / "traces.jsonl").write_text(json.dumps({"id": "s", "traces": [{"id": "t", "input": "\ud800"}]}))
+    result = CliRunner().invoke(app, ["eval", "run", str(suite)])
+    assert result.exit_code == 2 and "traces.jsonl:1: contains the lone surrogate '\\ud800'" in result.output
 
 
 def test_suite_errors_are_actionable(tmp_path: Path) -> None:

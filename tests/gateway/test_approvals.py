@@ -142,6 +142,27 @@ def test_wait_mode_times_out_and_cli_reject(make_gateway: Factory) -> None:
     assert runs == {}
 
 
+def test_cli_shows_hostile_arguments_and_approver_ids_escaped(
+    make_gateway: Factory, hostile_text: tuple[str, ...], shown_safely: Callable[..., None]
+) -> None:
+    """An approver may be named ``x[/]``: `approvals approve` recorded the sign-off, then stopped with a
+    MarkupError instead of confirming it. The arguments `approvals list` shows are the agent's."""
+    gw, _ = make_gateway()
+    for text in hostile_text:
+        with pytest.raises(ApprovalRequired):
+            gw.call("refunds.issue", {"order_id": text, "amount": 800}, principal=SUPPORT)
+    database = ["-d", gw.db.url.removeprefix("sqlite:///")]
+    listed = CliRunner().invoke(app, ["gateway", "approvals", "list", *database])
+    assert listed.exit_code == 0 and len(listed.output.splitlines()) == len(hostile_text), listed.output
+    shown_safely(listed.output, '"order_id":"x[/]"', '"order_id":"[bold red]boom"')
+    as_json = CliRunner().invoke(app, ["gateway", "approvals", "list", "--json", *database])
+    shown_safely(as_json.output)
+    first = gw.approvals.list()[0].id
+    by = ["--by", "x[/]", "--role", "manager"]
+    approved = CliRunner().invoke(app, ["gateway", "approvals", "approve", first, *database, *by])
+    assert approved.exit_code == 0 and f"{first} approved by x[/];" in approved.output, approved.output
+
+
 def _json(line: str) -> dict[str, object]:
     import json
 

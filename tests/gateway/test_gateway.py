@@ -265,6 +265,25 @@ def test_hot_reload_keeps_last_good_bundle_and_reports_errors(make_gateway: Fact
     assert status.exit_code == 1 and second[:16] in status.output
 
 
+def test_status_shows_policy_paths_and_reload_errors_escaped(tmp_path: Path, shown_safely: Callable[..., None]) -> None:
+    """`gateway status` names each gateway's policy files and quotes its last reload error: a file in a folder
+    named ``x[`` (its path spells ``x[/]``) stopped the command with a MarkupError, and the escape a broken policy
+    file held reached the terminal inside the error."""
+    (tmp_path / "x[").mkdir()
+    policy = tmp_path / "x[" / "] \x1b[31m.policy"
+    policy.write_text('policy "p"\nallow notes.add.\n')
+    gw = Gateway(policy, database=str(tmp_path / "gw.db"))
+    try:
+        policy.write_text('policy "p"\nallow notes.add.\n\x1b]8;;http://evil\x07link\n')
+        assert not gw.policy.check_now()
+        database = ["--database", str(tmp_path / "gw.db")]
+        status = CliRunner().invoke(app, ["gateway", "status", *database], env={"COLUMNS": "300"})
+    finally:
+        gw.close()
+    assert status.exit_code == 1 and "last reload FAILED" in status.output, status.output
+    shown_safely(status.output, str(policy))
+
+
 def test_thousand_concurrent_async_calls_lose_nothing(make_gateway: Factory, tmp_path: Path) -> None:
     gw, runs = make_gateway(policy='policy "p"\nallow notes.add.\nlimit notes.add to 100 calls per minute per user.\n')
 

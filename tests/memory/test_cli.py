@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -64,3 +65,33 @@ def test_db_takes_a_path_like_the_gateway_commands(tmp_path: Path) -> None:
     MemoryStore(str(path)).close()
     result = runner.invoke(app, ["memory", "stats", "--json", "--db", str(path)])
     assert result.exit_code == 0 and json.loads(result.output)["events"] == 0
+
+
+def test_what_users_and_agents_said_is_shown_escaped(
+    tmp_path: Path, accelerator: object, hostile_text: tuple[str, ...], shown_safely: Callable[..., None]
+) -> None:
+    """Events and records hold whatever a user or an agent said: ``x[/]`` stopped `memory events` and `memory search`
+    with a MarkupError, ``[bold red]`` restyled the table, and escapes, newlines and a bidi override reached the
+    terminal; an actor named ``x[/]`` crashed `memory forget` after the erasure. ``--json`` keeps the exact text."""
+    url = f"sqlite:///{tmp_path / 'hostile.db'}"
+    with MemoryStore(url, accelerator=accelerator) as store:  # type: ignore[arg-type]
+        for index, text in enumerate(hostile_text):
+            store.add_event("x[/]", "s1", "user", text)
+            store.add_record("x[/]", f"/facts/{index}", f"fact {text}")
+        store.add_event("x[/]", "\u202eevil[/]", "user", "hello")
+    wide = {"COLUMNS": "250"}
+    events = runner.invoke(app, ["memory", "events", "x[/]", "s1", "--db", url], env=wide)
+    assert events.exit_code == 0, events.output
+    shown_safely(events.output, *hostile_text)
+    sessions = runner.invoke(app, ["memory", "events", "x[/]", "--db", url])
+    assert sessions.exit_code == 0 and sorted(sessions.output.split()) == ["\\u202eevil[/]", "s1"]
+    search = ["memory", "search", "x[/]", "fact", "--records", "--mode", "fulltext", "-k", "20", "--db", url]
+    found = runner.invoke(app, search, env=wide)
+    assert found.exit_code == 0, found.output
+    shown_safely(found.output, *(f"fact {text}" for text in hostile_text))
+    as_json = runner.invoke(app, ["memory", "events", "x[/]", "s1", "--json", "--db", url])
+    shown_safely(as_json.output)
+    assert as_json.output.isascii()
+    assert [json.loads(line)["text"] for line in as_json.output.splitlines()] == list(hostile_text)
+    forgot = runner.invoke(app, ["memory", "forget", "x[/]", "--yes", "--db", url])
+    assert forgot.exit_code == 0 and "forgot 'x[/]': 8 events" in forgot.output, forgot.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -129,3 +130,22 @@ def test_export_cedar_refuses_rather_than_fail_open(tmp_path: Path) -> None:
     assert result.exit_code == 1 and not out.exists()
     assert f"{policy}:2:1: cannot export rule `p.policy#2` to Cedar: Cedar has no regular expressions" in result.output
     assert f"{policy}:3:1: cannot export rule `p.policy#3`" in result.output and "nothing was written" in result.output
+
+
+def test_names_from_tests_and_tool_schemas_are_shown_escaped(
+    tmp_path: Path, hostile_text: tuple[str, ...], shown_safely: Callable[..., None]
+) -> None:
+    """A failing case prints its name, and `check` suggests tool names from a schema file (an MCP server's list):
+    a newline in one forged a line of the report, and escapes and a bidi override reached the terminal."""
+    policy = write(tmp_path, "allow refunds.issue.\n")
+    cases = tmp_path / "hostile.tests.toml"
+    cases.write_text("".join(f'[[case]]\nname = {json.dumps(text)}\naction = "think"\nexpect = "allow"\n'
+                             for text in hostile_text))  # fmt: skip
+    code, output = run("test", str(policy), "--tests", str(cases))
+    assert code == 1 and output.count("\n") == len(hostile_text) + 1, output
+    shown_safely(output, *(f":: {text}: expected allow" for text in hostile_text))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "refunds.issue\u202e\n", "inputSchema": {}}]))
+    code, output = run("check", str(policy), "--tools", str(tools))
+    assert code == 1 and "did you mean" in output, output
+    shown_safely(output, "refunds.issue\u202e\n")
