@@ -6,6 +6,12 @@ session), and counts per evaluator the pairs B wins, loses and ties (scores with
 where lower is better, such as Refusal, the lower score wins). B's win rate counts a tie as half a win and comes
 with a seeded bootstrap 95% confidence interval. A ``max_loss`` gate fails when B loses more pairs than it wins
 by more than that share of the pairs. Pairs where either side is not applicable are left out and counted.
+
+Fails closed, so that B cannot pass by leaving out (or erroring on) what it would lose: a session A ran and B lacks
+fails the comparison's ``unmatched_a`` check, a turn of a shared session that B has no result for fails the
+evaluator's ``missing_in_b`` check, and a pair with an error result on either side fails its ``errors`` check,
+gated or not (as an error fails ``eval run``). Sessions only B ran are reported, not compared: nothing in them can
+change a win or a loss.
 """
 
 from __future__ import annotations
@@ -14,13 +20,13 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentcore.evaluations.base import Evaluator
 from agentcore.evaluations.errors import EvaluationError
 from agentcore.evaluations.models import Models
 from agentcore.evaluations.outcome import Check
-from agentcore.evaluations.result import EvaluatorResult, Level
+from agentcore.evaluations.result import EvaluatorResult, Level, Status
 from agentcore.evaluations.runner import evaluate
 from agentcore.evaluations.trace import Session, Trace
 
@@ -61,6 +67,8 @@ class PairwiseSummary(BaseModel):
     wins_a: int
     ties: int
     not_applicable: int
+    errors: int = Field(default=0, ge=0, description="pairs with an error result on either side: fail the comparison")
+    missing_b: int = Field(default=0, ge=0, description="A's targets in shared sessions with no result in B: fail")
     win_rate_b: float
     ci_low: float
     ci_high: float
@@ -81,6 +89,7 @@ class Comparison(BaseModel):
     unmatched_a: tuple[str, ...]
     unmatched_b: tuple[str, ...]
     passed: bool
+    checks: tuple[Check, ...] = Field(default=(), description="checks of the whole comparison (``unmatched_a``)")
 
 
 def _keyed(
@@ -146,7 +155,10 @@ def compare(
     pairs: list[Pair] = []
     summaries = []
     for evaluator in evaluators:
-        mine = [(result, keyed_b[key]) for key, result in keyed_a.items() if key[0] == evaluator.id and key in keyed_b]
+        theirs = [(key, result) for key, result in keyed_a.items() if key[0] == evaluator.id]
+        mine = [(result, keyed_b[key]) for key, result in theirs if key in keyed_b]
+        missing_b = len(theirs) - len(mine)
+        errors = sum(Status.ERROR in (a.status, b.status) for a, b in mine)
         judged = [(a, b) for a, b in mine if a.judged and b.judged]
         ours = [
             Pair(
@@ -166,11 +178,15 @@ def compare(
         rate, low, high = _win_rate(points, seed)
         wins_b = sum(p.preferred is Preference.B for p in ours)
         wins_a = sum(p.preferred is Preference.A for p in ours)
-        checks: tuple[Check, ...] = ()
+        checks: list[Check] = []
+        if errors:
+            checks.append(Check(name="errors", threshold=0, actual=errors, passed=False))
+        if missing_b:
+            checks.append(Check(name="missing_in_b", threshold=0, actual=missing_b, passed=False))
         if max_loss and evaluator.id in max_loss:
             loss = round((wins_a - wins_b) / len(ours), 6) if ours else 1.0
             threshold = max_loss[evaluator.id]
-            checks = (Check(name="max_loss", threshold=threshold, actual=loss, passed=loss <= threshold),)
+            checks.append(Check(name="max_loss", threshold=threshold, actual=loss, passed=loss <= threshold))
         summaries.append(
             PairwiseSummary(
                 evaluator=evaluator.id,
@@ -179,19 +195,24 @@ def compare(
                 wins_b=wins_b,
                 wins_a=wins_a,
                 ties=len(ours) - wins_a - wins_b,
-                not_applicable=len(mine) - len(judged),
+                not_applicable=len(mine) - len(judged) - errors,
+                errors=errors,
+                missing_b=missing_b,
                 win_rate_b=rate,
                 ci_low=low,
                 ci_high=high,
-                checks=checks,
+                checks=tuple(checks),
             )
         )
+    unmatched_a = tuple(sorted(set(ids_a) - common))
+    overall = (Check(name="unmatched_a", threshold=0, actual=len(unmatched_a), passed=False),) if unmatched_a else ()
     return Comparison(
         summaries=tuple(summaries),
         pairs=tuple(pairs),
-        unmatched_a=tuple(sorted(set(ids_a) - common)),
+        unmatched_a=unmatched_a,
         unmatched_b=tuple(sorted(set(ids_b) - common)),
-        passed=all(summary.passed for summary in summaries),
+        passed=not overall and all(summary.passed for summary in summaries),
+        checks=overall,
     )
 
 
@@ -221,16 +242,19 @@ def render_comparison_markdown(comparison: Comparison, *, title: str) -> str:
     lines = [
         f"## Comparison: {title} — {verdict}",
         "",
-        "| Evaluator | Pairs | B wins | Ties | A wins | B win rate (95% CI) | Not applicable | Gates |",
-        "|---|---:|---:|---:|---:|---|---:|---|",
+        "| Evaluator | Pairs | B wins | Ties | A wins | B win rate (95% CI) | Not applicable | Errors | Missing in B "
+        "| Gates |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
     ]
     for s in comparison.summaries:
         gates = ", ".join(f"{'✅' if c.passed else '❌'} {c.name} {c.threshold:g} ({c.actual:+.3f})" for c in s.checks)
         lines.append(
             f"| {s.evaluator} | {s.pairs} | {s.wins_b} | {s.ties} | {s.wins_a} "
-            f"| {s.win_rate_b:.1%} ({s.ci_low:.1%}–{s.ci_high:.1%}) | {s.not_applicable} | {gates or '—'} |"
+            f"| {s.win_rate_b:.1%} ({s.ci_low:.1%}–{s.ci_high:.1%}) | {s.not_applicable} | {s.errors} | {s.missing_b} "
+            f"| {gates or '—'} |"
         )
     if comparison.unmatched_a or comparison.unmatched_b:
         only = f"{len(comparison.unmatched_a)} only in A, {len(comparison.unmatched_b)} only in B"
-        lines += ["", f"Unpaired sessions: {only}."]
+        verdict = " (B lacks sessions A ran: ❌ unmatched_a)" if comparison.unmatched_a else " (not compared)"
+        lines += ["", f"Unpaired sessions: {only}{verdict}."]
     return "\n".join(lines) + "\n"

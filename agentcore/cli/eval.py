@@ -17,6 +17,7 @@ from agentcore.cli.output import cell, errors, fail, json_text, progress
 
 if TYPE_CHECKING:
     from agentcore.evaluations.llm_cost import TraceCost
+    from agentcore.evaluations.pairwise import Comparison
     from agentcore.evaluations.trace import Session
 
 app = typer.Typer(help="Evaluate agent traces: run suites with CI gates, list the evaluators.", no_args_is_help=True)
@@ -165,11 +166,12 @@ def compare(
         markdown.parent.mkdir(parents=True, exist_ok=True)
         with markdown.open("a", encoding="utf-8") as handle:
             handle.write(render_comparison_markdown(comparison, title=f"{runner.suite.suite.name}: {b} vs {a}"))
+    _explain_unpaired(comparison)
     if as_json:
         typer.echo(json_text(comparison))
         raise typer.Exit(EXIT_PASSED if comparison.passed else EXIT_FAILED)
     table = Table(title=f"{cell(b)} vs {cell(a)}: {'passed' if comparison.passed else 'FAILED'}")
-    for column in ("evaluator", "pairs", "B wins", "ties", "A wins", "B win rate (95% CI)", "gates"):
+    for column in ("evaluator", "pairs", "B wins", "ties", "A wins", "B win rate (95% CI)", "errors", "gates"):
         table.add_column(column)
     for summary in comparison.summaries:
         table.add_row(
@@ -179,10 +181,41 @@ def compare(
             str(summary.ties),
             str(summary.wins_a),
             f"{summary.win_rate_b:.0%} ({summary.ci_low:.0%}–{summary.ci_high:.0%})",
+            str(summary.errors),
             cell(", ".join(f"{'ok' if c.passed else 'FAIL'} {c.name} {c.threshold:g}" for c in summary.checks)),
         )
     Console().print(table)
     raise typer.Exit(EXIT_PASSED if comparison.passed else EXIT_FAILED)
+
+
+def _explain_unpaired(comparison: Comparison) -> None:
+    """Say on stderr what the comparison could not pair: each of these fails it (B cannot win by skipping)."""
+    from agentcore.text import printable
+
+    if comparison.unmatched_a:
+        shown = ", ".join(printable(session) for session in comparison.unmatched_a[:5])
+        more = f" and {len(comparison.unmatched_a) - 5} more" if len(comparison.unmatched_a) > 5 else ""
+        errors.print(
+            f"FAIL unmatched_a: {len(comparison.unmatched_a)} sessions of A are missing in B ({shown}{more}); "
+            "run B over every session A ran",
+            markup=False,
+            soft_wrap=True,
+        )
+    for summary in comparison.summaries:
+        if summary.errors:
+            errors.print(
+                f"FAIL errors: {summary.evaluator} could not judge {summary.errors} pairs (an error result on "
+                "either side: a failed judge, a score that is no number); fix it and compare again",
+                markup=False,
+                soft_wrap=True,
+            )
+        if summary.missing_b:
+            errors.print(
+                f"FAIL missing_in_b: {summary.evaluator} has no result in B for {summary.missing_b} of A's turns "
+                "in shared sessions (B's session has fewer turns, or repeats a turn id)",
+                markup=False,
+                soft_wrap=True,
+            )
 
 
 @app.command("list")

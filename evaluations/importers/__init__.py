@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agentcore.evaluations.errors import TraceFormatError
 from agentcore.evaluations.importers.gateway import is_audit_record, read_gateway_sessions
-from agentcore.evaluations.importers.jsonl import read_jsonl_sessions
+from agentcore.evaluations.importers.jsonl import read_jsonl_sessions, read_trace_text
 from agentcore.evaluations.importers.otlp import read_otlp_sessions
 from agentcore.evaluations.trace import Session
 
@@ -24,7 +24,7 @@ def load_sessions(path: str | Path) -> list[Session]:
     file = Path(path)
     if not file.is_file():
         raise TraceFormatError(file, None, "trace file does not exist")
-    text = file.read_text(encoding="utf-8")
+    text = read_trace_text(file)
     first = next((line for line in text.splitlines() if line.strip()), "")
     if not first:
         raise TraceFormatError(file, None, "trace file is empty")

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcore.evaluations.errors import TraceFormatError
-from agentcore.evaluations.importers.jsonl import describe_validation, parse_json
+from agentcore.evaluations.importers.jsonl import ESCAPE, describe_validation, read_trace_text, refuse_lone_surrogates
 from agentcore.evaluations.trace import ModelCall, Retrieval, Session, Span, ToolCall, ToolSpec, Trace
 
 _TOOL_KINDS = {"TOOL", "execute_tool"}
@@ -49,11 +49,10 @@ def _value(raw: dict[str, Any]) -> Any:
 
 
 def _maybe_json(value: Any) -> Any:
-    """An attribute that holds JSON, parsed (kept as the text when it is not JSON or spells a lone surrogate)."""
     if isinstance(value, str) and value[:1] in "[{":
         try:
-            return parse_json(Path(), None, value)
-        except (json.JSONDecodeError, TraceFormatError):
+            return json.loads(value)
+        except json.JSONDecodeError:
             return value
     return value
 
@@ -218,7 +217,7 @@ def _spans_of(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _documents(path: Path, text: str) -> list[tuple[int | None, dict[str, Any]]]:
     try:
-        whole = parse_json(path, None, text)
+        whole = json.loads(text)
     except json.JSONDecodeError as error:
         if error.lineno > 1 or "\n" not in text.strip():
             lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
@@ -227,22 +226,26 @@ def _documents(path: Path, text: str) -> list[tuple[int | None, dict[str, Any]]]
         raise TraceFormatError(path, error.lineno, f"invalid JSON ({error.msg} at column {error.colno})") from None
     if not isinstance(whole, dict):
         raise TraceFormatError(path, 1, "expected an OTLP/JSON object with 'resourceSpans'")
+    if ESCAPE in text:
+        refuse_lone_surrogates(path, None, whole)
     return [(None, whole)]
 
 
 def _parse_line(path: Path, number: int, line: str) -> dict[str, Any]:
     try:
-        value = parse_json(path, number, line)
+        value = json.loads(line)
     except json.JSONDecodeError as error:
         raise TraceFormatError(path, number, f"invalid JSON ({error.msg} at column {error.colno})") from None
     if not isinstance(value, dict):
         raise TraceFormatError(path, number, "expected an OTLP/JSON export request object")
+    if ESCAPE in line:
+        refuse_lone_surrogates(path, number, value)
     return value
 
 
 def read_otlp_sessions(path: Path, text: str | None = None) -> list[Session]:
     """Sessions from an OTLP/JSON export; turns ordered by start time, sessions by first appearance."""
-    content = path.read_text(encoding="utf-8") if text is None else text
+    content = read_trace_text(path) if text is None else text
     by_trace: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     session_of: dict[str, str] = {}
     tenant_of: dict[str, str] = {}
@@ -274,4 +277,7 @@ def read_otlp_sessions(path: Path, text: str | None = None) -> list[Session]:
             grouped[session_id].append(_turn(trace_id, spans))
         except ValidationError as error:
             raise TraceFormatError(path, line_of[trace_id], f"trace {trace_id}: {describe_validation(error)}") from None
-    return [Session(id=key, traces=traces, tenant=tenants.get(key)) for key, traces in grouped.items()]
+    sessions = [Session(id=key, traces=traces, tenant=tenants.get(key)) for key, traces in grouped.items()]
+    for session in sessions if ESCAPE in content else ():  # JSON text in an attribute may decode to one
+        refuse_lone_surrogates(path, None, session.model_dump(exclude_defaults=True), f"session {session.id!r}: $")
+    return sessions

@@ -128,12 +128,56 @@ def test_a_lone_surrogate_is_refused_with_file_and_line(tmp_path: Path) -> None:
     half = {"id": "b", "traces": [{"id": "t", "input": "hi", "output": "half \ud800"}]}
     jsonl = tmp_path / "t.jsonl"
     jsonl.write_text(json.dumps(paired) + "\n" + json.dumps(half) + "\n")  # ASCII JSON: the emoji as a pair
-    with pytest.raises(TraceFormatError, match=r"t\.jsonl:2: contains the lone surrogate '\\ud800'"):
+    with pytest.raises(TraceFormatError, match=r"t\.jsonl:2: \$\.traces\[0\]\.output: contains a lone surrogate"):
         load_sessions(jsonl)
     jsonl.write_text(json.dumps(paired) + "\n")
     assert load_sessions(jsonl)[0].traces[0].input == "hi \U0001f600"
     spans = [{"traceId": "t", "spanId": "s", "name": "llm \udfff", "attributes": [_attr("input.value", "x")]}]
     otlp = tmp_path / "otel.json"
     otlp.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}))
-    with pytest.raises(TraceFormatError, match=r"otel\.json: contains the lone surrogate '\\udfff'"):
+    with pytest.raises(TraceFormatError, match=r"otel\.json: \S+\.name: contains a lone surrogate"):
         load_sessions(otlp)
+
+
+_LONE = "\ud800"  # written escaped by json.dumps: what a bad decode upstream leaves in a trace file
+_OTLP_PREFIX = "$.resourceSpans[0].scopeSpans[0].spans[0]"
+
+
+def _otlp(attributes: list[dict[str, object]]) -> str:
+    spans = [{"traceId": "t", "spanId": "s", "name": "agent", "attributes": attributes}]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "where"),
+    [
+        (json.dumps({"id": "s", "traces": [{"id": "t", "input": "hi", "output": f"ok {_LONE}"}]}), 1,
+         "$.traces[0].output"),
+        (json.dumps({"id": "s", "traces": [{"id": "t", "spans": [
+            {"kind": "tool_call", "id": "c", "name": "x", "arguments": {_LONE: 1}}]}]}), 1,
+         "$.traces[0].spans[0].arguments (a key)"),
+        (json.dumps({"prev_hash": "0", "seq": 0, "kind": "decision", "call_id": "c", "tool": "t", "effect": "deny",
+                     "detail": {"args": {"order": ["o1", _LONE]}}}), 1, "$.detail.args.order[1]"),
+        (_otlp([_attr("output.value", _LONE)]), None, f"{_OTLP_PREFIX}.attributes[0].value.stringValue"),
+        # JSON inside an attribute: the file holds the escape as text, the importer decodes it to a lone surrogate
+        (_otlp([_attr("openinference.span.kind", "LLM"), _attr("llm.tools.0.tool.json_schema", '{"name": "\\ud800"}')]),
+         None, "session 't': $.traces[0].tools[0].name"),
+    ],
+)  # fmt: skip
+def test_a_lone_surrogate_in_a_trace_is_refused_at_import(
+    tmp_path: Path, content: str, line: int | None, where: str
+) -> None:
+    path = tmp_path / "traces.jsonl"
+    path.write_text(content + "\n", encoding="utf-8")
+    with pytest.raises(TraceFormatError) as caught:
+        load_sessions(path)
+    assert caught.value.line == line
+    assert f"{where}: contains a lone surrogate" in str(caught.value) and str(caught.value).startswith(str(path))
+
+
+def test_a_trace_file_that_is_not_utf8_is_bad_input(tmp_path: Path) -> None:
+    """The UTF-8 encoding of a surrogate (or any invalid byte) raised UnicodeDecodeError: a crash, not bad input."""
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b'{"id": "a", "traces": []}\n{"id": "s", "traces": [{"id": "t", "output": "\xed\xa0\x80"}]}\n')
+    with pytest.raises(TraceFormatError, match=r"traces\.jsonl:2: not UTF-8 text \(byte 0xed at column 47\)"):
+        load_sessions(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,8 +12,10 @@ from typer.testing import CliRunner
 
 from agentcore.cli import app
 from agentcore.evaluations import EvaluationError, Session, Trace, create_evaluator, evaluate
+from agentcore.evaluations.base import Judgement, PerTargetEvaluator, Target
 from agentcore.evaluations.models import Models
-from agentcore.evaluations.pairwise import Preference, compare, compare_responses
+from agentcore.evaluations.pairwise import Preference, compare, compare_responses, render_comparison_markdown
+from agentcore.evaluations.result import YES_NO, Level
 
 QUESTIONS = [
     ("How do I reset my router?", "Unplug it for 30 seconds, plug it back in, and wait for the lights to settle."),
@@ -148,3 +151,69 @@ def test_cli_compare_shows_paths_and_evaluator_ids_escaped(
     )
     assert result.exit_code == 0, result.output
     shown_safely(result.output, str(b), *(f"Custom.{text}" for text in hostile_text))
+
+
+class _FailsOnRefusals(PerTargetEvaluator):
+    """1 for an answer; a score that is no number (an error result) for a refusal, as a broken judge might."""
+
+    id = "Test.FailsOnRefusals"
+    level = Level.TRACE
+    scale = YES_NO
+    description = "errors where the agent refuses"
+
+    def judge_one(self, target: Target, models: Models) -> Judgement:
+        assert target.trace is not None
+        return Judgement(math.nan if target.trace.output == REFUSAL else 1.0, "scored")
+
+
+def test_b_cannot_pass_a_max_loss_gate_by_skipping_the_sessions_it_would_lose(models: Models) -> None:
+    helpfulness = [create_evaluator("Builtin.Helpfulness")]
+    gate = {"Builtin.Helpfulness": 0.0}
+    skipped = compare(_sessions(True), _sessions(True)[:2], helpfulness, models=models, max_loss=gate)
+    assert not skipped.passed, "B ran 2 of A's 6 sessions and passed on those"
+    assert skipped.unmatched_a == ("s2", "s3", "s4", "s5")
+    assert [(c.name, c.actual, c.passed) for c in skipped.checks] == [("unmatched_a", 4, False)]
+    assert "4 only in A" in render_comparison_markdown(skipped, title="t")
+    extra = [*_sessions(True), Session(id="new", traces=[Trace(id="new/t", input="hi", output="hello")])]
+    added = compare(_sessions(True), extra, helpfulness, models=models, max_loss=gate)
+    assert added.passed and added.unmatched_b == ("new",), "a session only B ran cannot hide a loss: reported only"
+
+
+def test_b_cannot_pass_by_dropping_turns_of_a_shared_session(models: Models) -> None:
+    two = [
+        Trace(id="s/1", input=QUESTIONS[0][0], output=QUESTIONS[0][1]),
+        Trace(id="s/2", input="And then?", output=REFUSAL),
+    ]
+    one = [two[0]]
+    outcome = compare([Session(id="s", traces=two)], [Session(id="s", traces=one)],
+                      [create_evaluator("Builtin.Helpfulness")], models=models)  # fmt: skip
+    [summary] = outcome.summaries
+    assert not outcome.passed and summary.missing_b == 1
+    assert [(c.name, c.actual) for c in summary.checks] == [("missing_in_b", 1)]
+
+
+def test_pairs_with_an_error_on_either_side_fail_the_comparison(models: Models) -> None:
+    evaluators = [_FailsOnRefusals()]
+    mixed = _sessions(True)[:3] + _sessions(False)[3:]  # B's last three turns are error results
+    for a, b in ((_sessions(True), mixed), (mixed, _sessions(True))):
+        outcome = compare(a, b, evaluators, models=models, max_loss={"Test.FailsOnRefusals": 0.0})
+        [summary] = outcome.summaries
+        assert not outcome.passed, "three pairs could not be judged and the gate passed on the other three"
+        assert (summary.pairs, summary.errors) == (3, 3)
+        assert ("errors", 3, False) in [(c.name, c.actual, c.passed) for c in summary.checks]
+    ungated = compare(_sessions(True), mixed, evaluators, models=models)
+    assert not ungated.passed, "an error result fails the comparison as it fails `eval run`"
+
+
+def test_cli_compare_exits_1_when_b_skipped_sessions(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", _sessions(True))
+    b = _write(tmp_path / "b.jsonl", _sessions(True)[:2])
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        '[suite]\nname = "ab"\ntraces = ["a.jsonl"]\ncache = ""\n[[evaluators]]\nid = "Builtin.Helpfulness"\n'
+        "max_loss = 0.1\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["eval", "compare", str(suite), "--a", str(a), "--b", str(b)])
+    assert result.exit_code == 1, result.output
+    assert "4 sessions of A are missing in B" in result.output

@@ -191,7 +191,21 @@ def test_cli_shows_names_from_the_suite_and_traces_escaped(
     assert as_json.stdout.isascii() and json.loads(as_json.stdout)["suite"] == name
     (tmp_path / "traces.jsonl").write_text(json.dumps({"id": "s", "traces": [{"id": "t", "input": "\ud800"}]}))
     result = CliRunner().invoke(app, ["eval", "run", str(suite)])
-    assert result.exit_code == 2 and "traces.jsonl:1: contains the lone surrogate '\\ud800'" in result.output
+    assert result.exit_code == 2
+    assert "traces.jsonl:1: $.traces[0].input: contains a lone surrogate" in " ".join(result.output.split())
+
+
+def test_cli_refuses_a_trace_with_a_lone_surrogate_as_bad_input(tmp_path: Path) -> None:
+    """A lone surrogate has no UTF-8 form: accepted, it crashed the JSON and HTML writers and no report was left."""
+    suite = _suite(tmp_path, '[[evaluators]]\nid = "Builtin.Helpfulness"\n')
+    turn = {"id": "t", "input": "Where is my order?", "output": "It ships \ud800 Friday."}
+    (tmp_path / "traces.jsonl").write_text(json.dumps({"id": "s", "traces": [turn]}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["eval", "run", str(suite), "--report", str(out / "r.json"), "--html", str(out / "r.html")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "traces.jsonl:1: $.traces[0].output: contains a lone surrogate" in " ".join(result.output.split())
 
 
 def test_suite_errors_are_actionable(tmp_path: Path) -> None:
