@@ -101,6 +101,23 @@ class CedarExport(BaseModel):
             raise CedarExportError([_problem(s) for s in self.refused])
         return "\n\n".join(p.text for p in self.policies) + "\n"
 
+    @property
+    def lossy_text(self) -> str:
+        """The Cedar policy set even with refused rules left out (opt-in: Cedar then allows more than the bundle),
+        each loss a ``// LOSSY`` comment at the top, so the text never hides what it leaves out."""
+        losses = [f"// LOSSY (Cedar allows more): {_printable_comment(_where(s))}" for s in self.refused]
+        body = "\n\n".join(p.text for p in self.policies) + "\n"
+        return "\n".join(losses) + ("\n\n" if losses else "") + body
+
+
+def _where(skipped: Skipped) -> str:
+    return f"{skipped.file}:{skipped.line}: left out [{skipped.rule_id}]: {skipped.why}"
+
+
+def _printable_comment(text: str) -> str:
+    """``text`` on one comment line: a newline in a file name or rule id would end the comment and write Cedar."""
+    return "".join(c if c.isprintable() else f"\\u{{{ord(c):x}}}" for c in text)
+
 
 def _problem(skipped: Skipped) -> Problem:
     return Problem(
