@@ -2,18 +2,22 @@
 
 Request mapping (:func:`cedar_request`): principal ``User::"<id>"`` with attributes ``roles`` (set) and ``claims``
 (record); action ``Action::"<tool>"``; resource ``Gateway::"<resource or default>"``; context ``{args, agent: {id,
-attributes}, tenant?, session?, resource?}``. Every number is a Cedar ``decimal`` (the language compares numbers
-by value, so ``1`` and ``1.0`` are one number), lists are sets, objects are records.
+attributes}, tool, types, tenant?, session?, resource?}``. Every number is a Cedar ``decimal`` (the language
+compares numbers by value, so ``1`` and ``1.0`` are one number), lists are sets, objects are records.
+``context.types`` maps each value's path (:func:`type_key`: ``"args/customer/tier"``) to its type.
 
 Allow rules become ``permit``, deny rules ``forbid``, approval rules ``forbid`` annotated
 ``@effect("needs_approval")`` (Cedar has no approval, so "not allowed" is what agrees). Fail-closed semantics
-survive: each condition is translated into "definitely true" and "definitely false" expressions guarded by
-``has``, so a permit needs its condition definitely true and a forbid applies unless its condition is definitely
-false. ``x contains "text"`` is a text test or a set test depending on ``x``'s type, so such a rule is written
-once per reading; the reading that does not fit the request errors, and Cedar ignores a policy that errors.
+survive: each condition is translated into "definitely true" and "definitely false" expressions, so a permit
+needs its condition definitely true and a forbid applies unless its condition is definitely false. Cedar ignores
+a policy whose evaluation errors (``"1000".greaterThan(...)``), which for a forbid is an allow, so no exported
+expression can error: each test first checks in ``context.types`` that its values exist and have the type it
+needs, and is otherwise neither true nor false, as it is unevaluable in the engine. ``x contains "text"`` is a
+text test on text and a membership test on a set. A forbid of a tool pattern (``crm.*``) matches
+``context.tool`` with ``like``, so it covers tools missing from the tool list.
 
 Language v2 constructs are translated where Cedar says the same thing: named conditions are inlined, ``if
-present`` becomes a ``has`` guard that makes the comparison false instead of unevaluable, arithmetic and
+present`` becomes a presence guard that makes the comparison false instead of unevaluable, arithmetic and
 ``min``/``max``/``abs`` on literals are computed at export (Cedar's ``decimal`` has no arithmetic, so arithmetic
 on request values is refused), and a quantifier over a list argument whose condition tests the item's membership
 in literals (``every tag in tags has tag is one of "a", "b"``) becomes a set test (``containsAll`` /
@@ -27,7 +31,6 @@ reveal what the bundle does not.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from fnmatch import fnmatchcase
@@ -45,7 +48,6 @@ from agentcore.policies.values import (
     Unevaluable,
     ValueCompileError,
     compile_value,
-    describe,
     equality_key,
     is_number,
 )
@@ -53,7 +55,6 @@ from agentcore.text import canonical_text
 
 _DECIMAL_LIMIT = Decimal("922337203685477.5807")  # Cedar decimals: a 64-bit integer of ten-thousandths
 _TEN_THOUSANDTH = Decimal("0.0001")
-_MAX_READINGS = 8  # at most three `contains "text"` tests of unknown type per rule (2**3 policies)
 
 
 class NotTranslatable(Exception):
@@ -100,6 +101,23 @@ class CedarExport(BaseModel):
             raise CedarExportError([_problem(s) for s in self.refused])
         return "\n\n".join(p.text for p in self.policies) + "\n"
 
+    @property
+    def lossy_text(self) -> str:
+        """The Cedar policy set even with refused rules left out (opt-in: Cedar then allows more than the bundle),
+        each loss a ``// LOSSY`` comment at the top, so the text never hides what it leaves out."""
+        losses = [f"// LOSSY (Cedar allows more): {_printable_comment(_where(s))}" for s in self.refused]
+        body = "\n\n".join(p.text for p in self.policies) + "\n"
+        return "\n".join(losses) + ("\n\n" if losses else "") + body
+
+
+def _where(skipped: Skipped) -> str:
+    return f"{skipped.file}:{skipped.line}: left out [{skipped.rule_id}]: {skipped.why}"
+
+
+def _printable_comment(text: str) -> str:
+    """``text`` on one comment line: a newline in a file name or rule id would end the comment and write Cedar."""
+    return "".join(c if c.isprintable() else f"\\u{{{ord(c):x}}}" for c in text)
+
 
 def _problem(skipped: Skipped) -> Problem:
     return Problem(
@@ -136,7 +154,19 @@ def export(files: Sequence[ast.PolicyFile], tools: Sequence[str] | None = None) 
                     safe=rule.monitor or rule.kind == "allow",
                 )
             )
+    if any("context.types" in p.text or "context.tool" in p.text for p in policies):
+        policies.insert(0, _MAPPING)
     return CedarExport(policies=tuple(policies), skipped=tuple(skipped))
+
+
+# Without the type record (or the tool's name) a forbid's guard would error (or not match), and Cedar would ignore
+# the forbid: a request built without them (not by :func:`cedar_request`) is denied instead.
+_MAPPING = CedarPolicy(
+    rule_id="request-mapping",
+    tools=None,
+    text='@id("request-mapping")\nforbid(principal, action, resource)\n'
+    "unless { context has types && context has tool };",
+)
 
 
 def entity_uid(kind: str, name: str) -> dict[str, str]:
@@ -150,38 +180,20 @@ def _rule(rule: ast.Rule, tools: Sequence[str] | None, definitions: Mapping[str,
         raise NotTranslatable("Cedar decides allow or deny only; without this obligation results would be revealed")
     if rule.kind == "limit":
         raise NotTranslatable("rate limits count earlier calls, state Cedar does not have")
+    if rule.kind != "allow" and any("*" in name for name in rule.targets.names):
+        # a forbid matches the patterns themselves, so a tool missing from the tool list is denied too
+        exact = [name for name in rule.targets.names if "*" not in name]
+        globs = [f"context.tool like {_q(name)}" for name in rule.targets.names if "*" in name]
+        tool = " || ".join([*(f"action == Action::{_q(n)}" for n in exact), *globs])
+        text = _policy(rule, "action", definitions, tool=f"context has tool && ({tool})")
+        return [CedarPolicy(rule_id=rule.id, tools=None, text=text)]
     names = _action_names(rule.targets, tools)
     scope = "action" if names is None else (
         f"action == Action::{_q(names[0])}" if len(names) == 1 else
         "action in [" + ", ".join(f"Action::{_q(n)}" for n in names) + "]"
     )  # fmt: skip
-    compares = _compares([clause.cond for clause in rule.clauses], definitions)
-    ambiguous = sorted({_value(c.left)[0]: describe(c.left) for c in compares if _is_text_contains(c)}.items())
-    if 2 ** len(ambiguous) > _MAX_READINGS:
-        raise NotTranslatable(f"more than {_MAX_READINGS.bit_length() - 1} `contains` tests of text-or-list values")
-    policies = []
-    for choice in itertools.product((True, False), repeat=len(ambiguous)):
-        reading = dict(zip(ambiguous, choice, strict=True))
-        text = _policy(rule, scope, reading, definitions)
-        policies.append(CedarPolicy(rule_id=rule.id, tools=None if names is None else tuple(names), text=text))
-    return policies
-
-
-def _compares(conds: list[ast.Cond], definitions: Mapping[str, ast.Definition]) -> Iterator[ast.Compare]:
-    """The comparisons of conditions, through named conditions and ``if present`` (not inside quantifiers, whose
-    comparisons are of items, never ``contains`` tests)."""
-    pending, seen = list(conds), set()
-    while pending:
-        cond = pending.pop()
-        if isinstance(cond, ast.Compare):
-            yield cond
-        elif isinstance(cond, (ast.And, ast.Or)):
-            pending.extend(cond.items)
-        elif isinstance(cond, (ast.Not, ast.IfPresent)):
-            pending.append(cond.item)
-        elif isinstance(cond, ast.Named) and cond.name in definitions and cond.name not in seen:
-            seen.add(cond.name)
-            pending.append(definitions[cond.name].cond)
+    text = _policy(rule, scope, definitions)
+    return [CedarPolicy(rule_id=rule.id, tools=None if names is None else tuple(names), text=text)]
 
 
 def _is_text_contains(cond: ast.Compare) -> bool:
@@ -189,18 +201,10 @@ def _is_text_contains(cond: ast.Compare) -> bool:
     return cond.op in ("contains", "not_contains") and isinstance(operand, ast.Lit) and isinstance(operand.value, str)
 
 
-def _policy(
-    rule: ast.Rule, scope: str, reading: dict[tuple[str, str], bool], definitions: Mapping[str, ast.Definition]
-) -> str:
-    """One Cedar policy for the rule; ``reading`` says which ambiguous ``contains`` values are read as text.
-
-    Its keys are (Cedar expression, the value's name in the policy)."""
-    texts = frozenset(expression for (expression, _), is_text in reading.items() if is_text)
-    translate = _Conditions(texts, definitions)
+def _policy(rule: ast.Rule, scope: str, definitions: Mapping[str, ast.Definition], tool: str = "") -> str:
+    """The rule's Cedar policy; ``tool``, when given, is a forbid's test of the tool's name."""
+    translate = _Conditions(definitions)
     annotations = [f"@id({_q(rule.id)})"]
-    if reading:
-        words = ", ".join(f"{name} {'is text' if is_text else 'is a set'}" for (_, name), is_text in reading.items())
-        annotations.append(f"@reading({_q(words)})")
     pairs = [translate.cond(clause.cond) for clause in rule.clauses]
     subjects = [_subject(s) for s in rule.subjects]
     if rule.kind == "allow":
@@ -216,7 +220,8 @@ def _policy(
         parts = [f"!({s})" for s in subjects]
         parts += [yes if c.mode == "unless" else no for c, (yes, no) in zip(rule.clauses, pairs, strict=True)]
         unless = " || ".join(f"({p})" for p in parts)
-        body = f"forbid(principal, {scope}, resource)" + (f"\nunless {{ {unless} }}" if parts else "")
+        body = f"forbid(principal, {scope}, resource)" + (f"\nwhen {{ {tool} }}" if tool else "")
+        body += f"\nunless {{ {unless} }}" if parts else ""
     return "\n".join([*annotations, body]) + ";"
 
 
@@ -248,10 +253,11 @@ def _subject(subject: ast.Subject) -> str:
 
 
 class _Conditions:
-    """Translates conditions of one reading: ``texts`` are the values read as text where ``contains`` is ambiguous."""
+    """Translates conditions into Cedar expressions that never error (Cedar ignores a policy that errors, which
+    for a ``forbid`` is an allow): each test first checks, in ``context.types``, that its values exist and have the
+    type it needs; otherwise it is unevaluable, as in the engine."""
 
-    def __init__(self, texts: frozenset[str], definitions: Mapping[str, ast.Definition]) -> None:
-        self._texts = texts
+    def __init__(self, definitions: Mapping[str, ast.Definition]) -> None:
         self._definitions = definitions
 
     def cond(self, cond: ast.Cond) -> tuple[str, str]:
@@ -274,20 +280,17 @@ class _Conditions:
                 raise NotTranslatable(f'no condition is named "{cond.name}"')
             return self.cond(definition.cond)
         if isinstance(cond, ast.IfPresent):
-            defined, test = self._compare(cond.item)
-            if defined == "true":
-                return test, f"!({test})"
-            return f"{defined} && ({test})", f"!({defined}) || !({test})"  # absent: false, not unevaluable
-        defined, test = self._quantified(cond) if isinstance(cond, ast.Quantified) else self._compare(cond)
-        if defined == "true":
-            return test, f"!({test})"
-        return f"{defined} && ({test})", f"{defined} && !({test})"
+            present, defined, test = self._compare(cond.item)
+            # absent: false, not unevaluable; present with another type: unevaluable, as in the engine
+            return _and(defined, test), _or(_not(present), _and(defined, _not(test)))
+        _, defined, test = self._quantified(cond) if isinstance(cond, ast.Quantified) else self._compare(cond)
+        return _and(defined, test), _and(defined, _not(test))
 
-    def _quantified(self, cond: ast.Quantified) -> tuple[str, str]:
+    def _quantified(self, cond: ast.Quantified) -> tuple[str, str, str]:
         """``any|every|no X in LIST has X is one of ...`` as a set test on the list (Cedar has no quantifiers)."""
         if not isinstance(cond.over, ast.Path):  # a literal is no list: ours fails closed, Cedar would error
             raise NotTranslatable("a quantifier is exported only over a list argument or attribute")
-        listed, defined = _value(cond.over)
+        listed, key = _value(cond.over)
         member, literals = _membership(cond.cond, cond.var)
         values = "[" + ", ".join(_literal(v) for v in literals.values()) + "]"
         some_in, all_in = f"{listed}.containsAny({values})", f"{values}.containsAll({listed})"
@@ -295,16 +298,18 @@ class _Conditions:
             ("any", True): some_in, ("every", True): all_in, ("no", True): f"!({some_in})",
             ("any", False): f"!({all_in})", ("every", False): f"!({some_in})", ("no", False): all_in,
         }  # fmt: skip
-        return defined, holds[(cond.quantifier, member)]
+        return _present([key]), _typed([key], "set"), holds[(cond.quantifier, member)]
 
-    def _compare(self, cond: ast.Compare) -> tuple[str, str]:
+    def _compare(self, cond: ast.Compare) -> tuple[str, str, str]:
+        """(its values are present, they have the types the test needs, the test) for a comparison."""
         cond = cond.model_copy(update={"left": _folded(cond.left), "right": tuple(map(_folded, cond.right))})
-        left, left_defined = _value(cond.left)
-        if cond.op in ("missing", "present"):
-            return "true", (f"!({left_defined})" if cond.op == "missing" else left_defined)
         if cond.op in ("has_role", "not_has_role"):
             test = f"principal.roles.contains({_literal(cond.right[0])})"
-            return "true", test if cond.op == "has_role" else f"!({test})"
+            return "true", "true", test if cond.op == "has_role" else _not(test)
+        left, left_key = _value(cond.left)
+        if cond.op in ("missing", "present"):
+            present = _present([left_key])
+            return "true", "true", (_not(present) if cond.op == "missing" else present)
         if cond.op in ("matches", "not_matches"):
             raise NotTranslatable("Cedar has no regular expressions")
         positive = {"ne": "eq"}.get(cond.op, cond.op.removeprefix("not_"))
@@ -313,33 +318,64 @@ class _Conditions:
                 "comparing two values is exact in Cedar only for literals (Cedar's sets are unordered, lists are not)"
             )
         rights = [_value(v) for v in cond.right]
-        defined = " && ".join(d for d in [left_defined, *(d for _, d in rights)] if d != "true") or "true"
+        keys = [left_key, *(k for _, k in rights)]
+        present = _present(keys)
         values = [v for v, _ in rights]
+        defined = present  # `is` and `is one of` compare values of any types
         if positive == "eq":
             test = f"{left} == {values[0]}"
         elif positive in ("gt", "ge", "lt", "le"):
             method = {"gt": "greaterThan", "ge": "greaterThanOrEqual", "lt": "lessThan", "le": "lessThanOrEqual"}
-            test = f"{left}.{method[positive]}({_number(cond.right[0], values[0])})"
+            test = f"{_number(cond.left, left)}.{method[positive]}({_number(cond.right[0], values[0])})"
+            defined = _typed(keys, "decimal")
         elif positive == "between":
+            left = _number(cond.left, left)
             low, high = (_number(node, text) for node, text in zip(cond.right, values, strict=True))
             test = f"{left}.greaterThanOrEqual({low}) && {left}.lessThanOrEqual({high})"
+            defined = _typed(keys, "decimal")
         elif positive == "one_of":
             test = f"[{', '.join(values)}].contains({left})"
         elif positive == "contains" and not _is_text_contains(cond):
             test = f"{left}.contains({values[0]})"
+            defined = _typed([left_key], "set")
         elif positive in ("contains", "starts_with", "ends_with"):
             literal = cond.right[0]
             if not isinstance(literal, ast.Lit) or not isinstance(literal.value, str):
                 raise NotTranslatable("text tests against a non-literal cannot be written with Cedar's `like`")
-            if positive == "contains" and left not in self._texts:
-                test = f"{left}.contains({values[0]})"
-            else:
-                escaped = _escaped(canonical_text(literal.value)).replace("*", "\\*")
-                pattern = {"contains": f"*{escaped}*", "starts_with": f"{escaped}*", "ends_with": f"*{escaped}"}
-                test = f'{left} like "{pattern[positive]}"'
+            escaped = _escaped(canonical_text(literal.value)).replace("*", "\\*")
+            pattern = {"contains": f"*{escaped}*", "starts_with": f"{escaped}*", "ends_with": f"*{escaped}"}
+            test = f'{left} like "{pattern[positive]}"'
+            defined = _typed([left_key], "string")
+            if positive == "contains":  # a text test on text, a membership test on a list
+                as_set = f"{left}.contains({values[0]})"
+                test = _or(_and(_typed([left_key], "string"), test), _and(_typed([left_key], "set"), as_set))
+                defined = _or(defined, _typed([left_key], "set"))
         else:
             raise NotTranslatable(f"`{cond.op}` has no Cedar equivalent")
-        return defined, f"!({test})" if positive != cond.op else test
+        return present, defined, _not(test) if positive != cond.op else test
+
+
+def _and(a: str, b: str) -> str:
+    return b if a == "true" else a if b == "true" else f"({a}) && ({b})"
+
+
+def _or(a: str, b: str) -> str:
+    return "true" if "true" in (a, b) else f"({a}) || ({b})"
+
+
+def _not(a: str) -> str:
+    return f"!({a})"
+
+
+def _present(keys: Sequence[str | None]) -> str:
+    """The values at ``keys`` exist (``None``: a literal, or a value every request has)."""
+    return " && ".join(f"context.types has {_q(k)}" for k in keys if k is not None) or "true"
+
+
+def _typed(keys: Sequence[str | None], kind: str) -> str:
+    """The values at ``keys`` exist and are of ``kind``; a literal's type is checked at export."""
+    return " && ".join(f"context.types has {_q(k)} && context.types[{_q(k)}] == {_q(kind)}"
+                       for k in keys if k is not None) or "true"  # fmt: skip
 
 
 def _membership(cond: ast.Cond, var: str) -> tuple[bool, dict[Any, ast.Lit]]:
@@ -401,32 +437,39 @@ def _number(node: ast.Value, text: str) -> str:
     return text
 
 
-def _value(value: ast.Value) -> tuple[str, str]:
-    """(Cedar expression, its definedness guard) for a value."""
+def _value(value: ast.Value) -> tuple[str, str | None]:
+    """(Cedar expression, its key in ``context.types``) for a value; the key is ``None`` for a literal."""
     if isinstance(value, ast.Lit):
-        return _literal(value), "true"
+        return _literal(value), None
     if isinstance(value, (ast.Plus, ast.Arith, ast.Function)):
-        return _literal(_computed(value)), "true"
+        return _literal(_computed(value)), None
     if not isinstance(value, ast.Path):
         raise NotTranslatable(f"{value.kind} values (resolvers, aggregates, dates, scores, lengths, hosts) are not "
                               "in Cedar")  # fmt: skip
     if value.root == "user" and value.parts == ("id",):
         raise NotTranslatable('compare the user with `for user "id"` to export it')
+    if value.root == "user" and not value.parts:
+        raise NotTranslatable("the user is no value Cedar can compare")
     if any(part.isdigit() for part in value.parts):
         raise NotTranslatable("list items are addressed by position, and Cedar's sets have no positions")
+    key = type_key(value.root, value.parts)
+    if value.root == "user" and value.parts == ("roles",):
+        return "principal.roles", key  # the caller's roles, not a claim named roles
+    if value.root == "agent" and value.parts == ("id",):
+        return "context.agent.id", key
     base, parts = {
         "args": ("context.args", value.parts),
         "user": ("principal.claims", value.parts),
-        "agent": ("context.agent", value.parts if value.parts == ("id",) else ("attributes", *value.parts)),
+        "agent": ("context.agent.attributes", value.parts),
         "context": ("context", value.parts),
     }[value.root]
-    guards, expression = [], base
-    for part in parts:
-        guards.append(f"{expression} has {_q(part)}")
-        expression = f"{expression}[{_q(part)}]"
-    if value.root == "agent" and value.parts == ("id",):
-        guards = []
-    return expression, " && ".join(guards) or "true"
+    return base + "".join(f"[{_q(part)}]" for part in parts), key
+
+
+def type_key(root: str, parts: Sequence[str]) -> str:
+    """The key of a value in the request's ``context.types``: its path, each part escaped as in a JSON pointer
+    (``~`` as ``~0``, ``/`` as ``~1``), so no argument name can spell another value's key."""
+    return "/".join(part.replace("~", "~0").replace("/", "~1") for part in (root, *parts))
 
 
 _NO_REQUEST = Request(principal=Principal(id="cedar.export"), action="cedar.export")  # literals read nothing
@@ -434,7 +477,7 @@ _NO_REQUEST = Request(principal=Principal(id="cedar.export"), action="cedar.expo
 
 def _computed(value: ast.Plus | ast.Arith | ast.Function) -> ast.Lit:
     """Arithmetic on literals, computed now: Cedar's ``decimal`` has no arithmetic, so nothing else is exported."""
-    if any(isinstance(node, (ast.Path, ast.Var, ast.Resolve)) for node in _nodes(value)):
+    if any(isinstance(node, (ast.Path, ast.Var, ast.Resolve)) for node in nodes(value)):
         raise NotTranslatable("arithmetic on request values: Cedar's decimal type has no arithmetic")
     try:
         result = compile_value(value)(Env(_NO_REQUEST, NO_CONTEXT))
@@ -449,12 +492,13 @@ def _folded(value: ast.Value) -> ast.Value:
     return _computed(value) if isinstance(value, (ast.Plus, ast.Arith, ast.Function)) else value
 
 
-def _nodes(node: ast.Node) -> Iterator[ast.Node]:
+def nodes(node: ast.Node) -> Iterator[ast.Node]:
+    """Every node of a tree, ``node`` first."""
     yield node
     for name, part in node.__dict__.items():
         for item in part if isinstance(part, tuple) else (part,):
             if name != "span" and isinstance(item, ast.Node):
-                yield from _nodes(item)
+                yield from nodes(item)
 
 
 def _literal(value: ast.Value) -> str:
@@ -464,7 +508,7 @@ def _literal(value: ast.Value) -> str:
     if isinstance(literal, bool):
         return "true" if literal else "false"
     if isinstance(literal, str):
-        return _q(literal)
+        return _q(canonical_text(literal))  # requests reach Cedar canonical, as they reach the engine
     if isinstance(literal, (int, float, Decimal)):
         try:
             return f"decimal({_q(decimal_text(literal))})"
@@ -484,6 +528,9 @@ def decimal_text(number: int | float | Decimal) -> str:
     return text if "." in text else text + ".0"
 
 
+_JSON_ESCAPES = frozenset({"__extn", "__entity", "__expr"})
+
+
 def cedar_value(value: Any) -> Any:
     """A canonical JSON value in Cedar's JSON form: numbers become decimals, at every depth."""
     if isinstance(value, (bool, str)):
@@ -491,6 +538,9 @@ def cedar_value(value: Any) -> Any:
     if isinstance(value, (int, float, Decimal)):
         return {"__extn": {"fn": "decimal", "arg": decimal_text(value)}}
     if isinstance(value, Mapping):
+        escapes = _JSON_ESCAPES.intersection(value)
+        if escapes:  # Cedar's JSON would read the record as an extension value or an entity, not a record
+            raise ValueError(f"Cedar's JSON reads a record with the key {sorted(escapes)[0]!r} as no record")
         return {key: cedar_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [cedar_value(item) for item in value]
@@ -511,10 +561,22 @@ def _escaped(text: str) -> str:
 
 
 def cedar_request(request: Request) -> tuple[dict[str, object], dict[str, object]]:
-    """The Cedar request and principal entity for one of our requests (``ValueError`` if Cedar cannot hold it)."""
+    """The Cedar request and principal entity for one of our requests (``ValueError`` if Cedar cannot hold it).
+
+    ``context.types`` maps the key (:func:`type_key`) of every value a policy may read to its type, so that the
+    exported policies test a value's type before using it: Cedar has no test of a value's type, and a policy whose
+    evaluation errors is ignored, so a ``forbid`` reading ``"1000"`` as a number would not apply."""
+    types: dict[str, str] = {}
+    _types(types, ("args",), request.args)
+    _types(types, ("user",), request.principal.attributes)
+    types[type_key("user", ("roles",))] = "set"
+    _types(types, ("agent",), request.agent.attributes)
+    types[type_key("agent", ("id",))] = "string"
     context: dict[str, object] = {
         "args": cedar_value(request.args),
         "agent": {"id": request.agent.id, "attributes": cedar_value(request.agent.attributes)},
+        "types": types,
+        "tool": request.action,  # the forbids of tool patterns (`crm.*`) match it with `like`
     }
     for key, value in (
         ("tenant", request.context.tenant),
@@ -523,6 +585,7 @@ def cedar_request(request: Request) -> tuple[dict[str, object], dict[str, object
     ):
         if value is not None:
             context[key] = value
+            types[type_key("context", (key,))] = "string"
     cedar: dict[str, object] = {
         "principal": entity_uid("User", request.principal.id),
         "action": entity_uid("Action", request.action),
@@ -535,3 +598,15 @@ def cedar_request(request: Request) -> tuple[dict[str, object], dict[str, object
         "parents": [],
     }
     return cedar, entity
+
+
+def _types(types: dict[str, str], path: tuple[str, ...], value: Any) -> None:
+    """Record the type of ``value`` and of every value in its records (the items of sets have no keys)."""
+    if isinstance(value, Mapping):
+        types[type_key(path[0], path[1:])] = "record"
+        for name, item in value.items():
+            _types(types, (*path, name), item)
+        return
+    kind = ("bool" if isinstance(value, bool) else "string" if isinstance(value, str)
+            else "set" if isinstance(value, (list, tuple)) else "decimal")  # fmt: skip
+    types[type_key(path[0], path[1:])] = kind

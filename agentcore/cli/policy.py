@@ -158,12 +158,16 @@ def export(
     tools: Path | None = typer.Option(None, "--tools", help="Tool schemas, to expand glob patterns like crm.*."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the Cedar policies here (default stdout)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if any rule is left out, even an allow rule."),
+    lossy: bool = typer.Option(
+        False, "--lossy", help="Write the export even if Cedar then allows more; each loss is a comment and on stderr."
+    ),
 ) -> None:
-    """Export the bundle as Cedar, never more permissive than the bundle.
+    """Export the bundle as Cedar, never more permissive than the bundle (unless --lossy).
 
     Allow and monitor rules Cedar cannot express are left out (Cedar then allows less) and listed. A deny,
     approval, limit, redact or suppress rule it cannot express makes the export refuse: exit 1, nothing written,
-    each such rule listed with its file and line.
+    each such rule listed with its file and line. With --lossy such rules are left out too, each listed as a
+    `// LOSSY` comment at the top of the output and on stderr.
     """
     if not cedar:
         fail("choose a format: --cedar", 2)
@@ -174,7 +178,7 @@ def export(
         fail(error, 2)
     exported = export_cedar(engine.files, names)
     try:
-        text = exported.text
+        text = exported.lossy_text if lossy else exported.text
     except CedarExportError as error:
         count = len(error.problems)
         fail(
@@ -186,6 +190,7 @@ def export(
         output.write_text(text, encoding="utf-8")
     for skipped in exported.skipped:
         where = f"{skipped.file}:{skipped.line}: left out [{skipped.rule_id}]"
-        typer.echo(printable(f"{where} (so Cedar allows less): {skipped.why}"), err=True)
+        effect = "so Cedar allows less" if skipped.safe else "LOSSY: so Cedar allows more"
+        typer.echo(printable(f"{where} ({effect}): {skipped.why}"), err=True)
     if strict and exported.skipped:
         raise typer.Exit(1)

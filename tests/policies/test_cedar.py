@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
+from typing import Any
 
 import cedarpy
 import pytest
@@ -12,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentcore import Effect, PolicyEngine, Request
-from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext
-from agentcore.policies.cedar import CedarExportError, cedar_request, export
+from agentcore.policies import AgentInfo, InMemoryContext, Principal, RequestContext, ast
+from agentcore.policies.cedar import CedarExportError, cedar_request, export, nodes
+from agentcore.policies.compiler import compile_bundle
+from agentcore.policies.values import is_number
 
 TOOLS = ["refunds.issue", "refunds.void", "crm.lookup", "crm.export", "email.send", "files.delete", "search"]
 BUNDLES = {
@@ -316,3 +320,195 @@ def test_v2_constructs_cedar_cannot_express_are_refused_with_their_locations() -
     assert "inside the items" in whys[2] and "no arithmetic" in whys[3] and "divides by zero" in whys[8]
     with pytest.raises(CedarExportError, match=r"r\.policy:2:1"):
         exported.text  # noqa: B018
+
+
+# ---- no false allow: what the engine cannot evaluate, Cedar must not allow ----------------------------------------
+def cedar_allows(policies: str, request: Request) -> bool:
+    cedar, entity = cedar_request(request)
+    entities = cedarpy.Entities.from_json_str(json.dumps([entity]))
+    return cedarpy.is_authorized(cedar, cedarpy.PolicySet.from_str(policies), entities).allowed
+
+
+HOSTILE_VALUES = ["1000", True, False, 5000, 0, [1000], [], ["evil", "x"], {"a": 1}, {"status": "bad"}, "evil x", 7.5]
+TYPED_DENIES = """
+allow any tool.
+deny t when amount is more than 500.
+deny t when note starts with "x" or note ends with "y".
+deny t when c.status is "bad".
+deny t when labels contains 5.
+deny t when tags contains "evil".
+deny t unless every tag in roster has tag is one of "a", "b".
+deny t when low is between 1 and 2 or low is at most limit.
+deny t when d.e is more than 3 if present.
+require approval for t when q is not one of "ok", 1.
+"""
+
+
+@pytest.mark.parametrize("arg", ["amount", "note", "c", "labels", "tags", "roster", "low", "limit", "d", "q"])
+def test_an_argument_of_another_type_is_denied_by_cedar_as_by_the_engine(arg: str) -> None:
+    """Cedar ignores a policy whose evaluation errors, so a forbid whose test met a value of another type
+    (`"1000" > 500`, `5 like "x*"`, `"str"["status"]`) did not apply: a false allow of every deny in the bundle.
+    The engine finds such a test unevaluable and denies; the export now checks each value's type first."""
+    engine = PolicyEngine.from_text(TYPED_DENIES, "typed.policy")
+    policies = export(engine.files).text
+    base = {"amount": 1, "note": "m", "c": {"status": "ok"}, "labels": [1], "tags": ["a"], "roster": ["a"],
+            "low": 3, "limit": 0, "q": "ok"}  # fmt: skip
+    request = Request(principal=Principal(id="u"), action="t", args=base)
+    assert engine.decide(request).effect is Effect.ALLOW and cedar_allows(policies, request)
+    for value in [*HOSTILE_VALUES, {"e": "4"}, {"e": 4}]:
+        hostile = request.model_copy(update={"args": {**base, arg: value}})
+        ours = engine.decide(hostile).effect is Effect.ALLOW
+        assert cedar_allows(policies, hostile) == ours, (arg, value, engine.decide(hostile).reasons)
+
+
+def test_string_literals_are_exported_canonical() -> None:
+    """Requests reach Cedar canonical, so a literal written with look-alikes (`"ｅvil"`, a zero-width space) must
+    be exported canonical too: raw, `note is "ｅvil"` never matched the request's "evil" and the deny never applied."""
+    engine = PolicyEngine.from_text(
+        'allow any tool.\ndeny t when note is "ｅvil\u200b" or note is one of "ｂad", "x".\n'
+        'deny t when tags contains "ｅvil" or every tag in roster has tag is not "ｂad".\n',
+        "canon.policy",
+    )
+    policies = export(engine.files).text
+    fine = {"note": "ok", "tags": ["ok"], "roster": ["bad"]}
+    request = Request(principal=Principal(id="u"), action="t", args=fine)
+    assert cedar_allows(policies, request) and engine.decide(request).effect is Effect.ALLOW
+    for args in [{"note": "evil"}, {"note": "bad"}, {"tags": ["evil"]}, {"tags": "an evil"}, {"roster": ["x"]}]:
+        request = Request(principal=Principal(id="u"), action="t", args={**fine, **args})
+        assert engine.decide(request).effect is Effect.DENY
+        assert not cedar_allows(policies, request), args
+
+
+def test_user_roles_are_the_callers_roles_not_a_claim_named_roles() -> None:
+    """`user.roles` is the caller's roles to the engine; it was exported as the claim `roles`, which the caller's
+    identity provider may set: `{"roles": ["admin"]}` in the claims passed `deny ... unless user.roles contains`."""
+    engine = PolicyEngine.from_text('allow any tool.\ndeny t unless user.roles contains "admin".\n', "roles.policy")
+    policies = export(engine.files).text
+    forged = Request(principal=Principal(id="u", attributes={"roles": ["admin"]}), action="t")
+    assert engine.decide(forged).effect is Effect.DENY and not cedar_allows(policies, forged)
+    admin = Request(principal=Principal(id="u", roles=frozenset({"admin"})), action="t")
+    assert engine.decide(admin).effect is Effect.ALLOW and cedar_allows(policies, admin)
+
+
+def test_a_request_without_the_type_record_is_denied() -> None:
+    """The type record is part of the request mapping; a request built without it must not pass the forbids."""
+    engine = PolicyEngine.from_text("allow any tool.\ndeny t when amount is more than 500.\n", "types.policy")
+    cedar, entity = cedar_request(Request(principal=Principal(id="u"), action="t", args={"amount": 5}))
+    policies = cedarpy.PolicySet.from_str(export(engine.files).text)
+    entities = cedarpy.Entities.from_json_str(json.dumps([entity]))
+    assert cedarpy.is_authorized(cedar, policies, entities).allowed
+    context = cedar["context"]
+    assert isinstance(context, dict)
+    del context["types"]
+    assert not cedarpy.is_authorized(cedar, policies, entities).allowed
+
+
+@pytest.mark.parametrize("escape", ["__extn", "__entity", "__expr"])
+def test_a_record_cedar_json_would_read_as_another_value_is_refused(escape: str) -> None:
+    """`{"__extn": {"fn": "decimal", "arg": "5.0"}}` is a record to the engine and the decimal 5 to Cedar's JSON:
+    `allow t when amount is 5` allowed it in Cedar only. The mapping refuses such a record (ValueError)."""
+    forged = {"__extn": {"fn": "decimal", "arg": "5.0"}} if escape == "__extn" else {escape: {"type": "A", "id": "x"}}
+    request = Request(principal=Principal(id="u"), action="t", args={"amount": {"nested": forged}})
+    with pytest.raises(ValueError, match=escape):
+        cedar_request(request)
+    with pytest.raises(ValueError, match=escape):
+        cedar_request(Request(principal=Principal(id="u", attributes={"a": [forged]}), action="t"))
+
+
+def test_a_deny_on_a_glob_covers_tools_missing_from_the_tool_list() -> None:
+    """A deny on `crm.*` was exported as a forbid of the tools `--tools` listed, so a tool added later (or left out
+    of the list) was allowed by Cedar's `permit` and denied by the bundle. The forbid now matches the pattern
+    itself (`context.tool like "crm.*"`), with or without the tool list; allow rules permit only listed tools."""
+    bundle = "default allow.\ndeny crm.*.\nrequire approval for files.*el*te, pay*x.\nallow search.\n"
+    engine = PolicyEngine.from_text(bundle, "globs.policy")
+    for tools in (["crm.lookup", "files.delete"], None):
+        policies = export(engine.files, tools).text
+        for action, allowed in [("crm.new", False), ("crm.lookup", False), ("crm", True), ("files.delete", False),
+                                ("files.elte", False), ("files.xdelete.x", True), ("payx", False), ("pay", True),
+                                ("search", True)]:  # fmt: skip
+            request = Request(principal=Principal(id="u"), action=action)
+            assert (engine.decide(request).effect is Effect.ALLOW) == allowed, action
+            assert cedar_allows(policies, request) == allowed, (tools, action)
+
+
+# ---- the shipped bundles: what exports decides as the engine does, on values of every type -----------------------
+SHIPPED = ["tests/policies/data/features.policy", "tests/policies/data/v2.policy", "examples/expenses/policies",
+           "agentcore/starter"]  # fmt: skip
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def exportable_part(path: str) -> tuple[PolicyEngine, str, list[ast.Rule]]:
+    """The bundle less the rules Cedar cannot express, as an engine and its Cedar text (every shipped bundle has
+    deny-side rules with no Cedar form, so the whole bundle refuses; this tests the translation of the rest)."""
+    files = PolicyEngine.from_paths([ROOT / path]).files
+    left_out = {s.rule_id for s in export(files).skipped}
+    part = [f.model_copy(update={"rules": tuple(r for r in f.rules if r.id not in left_out)}) for f in files]
+    exported = export(part)
+    assert not exported.skipped
+    return PolicyEngine(compile_bundle(part, {})), exported.text, [r for f in part for r in f.rules]
+
+
+def request_domain(rules: list[ast.Rule]) -> tuple[list[str], dict[tuple[str, ...], list[Any]], list[str]]:
+    """(tools, candidate values per path read, roles) from the rules: their literals, values near the numbers,
+    and values of every other type."""
+    tools, roles, literals, paths = ["other"], ["other"], [], set()
+    for rule in rules:
+        tools.extend(name.replace("*", "x") for name in rule.targets.names)
+        roles.extend(s.value for s in rule.subjects if s.kind == "role")
+        for node in (n for clause in rule.clauses for n in nodes(clause.cond)):
+            if isinstance(node, ast.Lit) and node.value is not None:
+                literals.append(node.value)
+                if is_number(node.value) and not isinstance(node.value, bool):
+                    literals.extend([node.value + 1, node.value - 0.5])
+            elif isinstance(node, ast.Compare) and node.op in ("has_role", "not_has_role"):
+                roles.extend(str(lit.value) for lit in node.right if isinstance(lit, ast.Lit))
+            elif isinstance(node, ast.Path) and node.root in ("args", "user", "agent"):
+                paths.add((node.root, *node.parts))
+    hostile = ["1000", "x", True, 0, 7.5, [], ["x"], [1, "a"], {"a": 1}]
+    values = {path: [*literals, *hostile, [literal for literal in literals if isinstance(literal, str)][:3]]
+              for path in sorted(paths)}  # fmt: skip
+    return sorted(set(tools)), values, sorted(set(roles))
+
+
+def nested(paths: dict[tuple[str, ...], Any], root: str) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for path, value in paths.items():
+        if path[0] != root or len(path) < 2:
+            continue
+        node = tree
+        for part in path[1:-1]:
+            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else {}
+        node[path[-1]] = value
+    return tree
+
+
+@pytest.mark.parametrize("path", SHIPPED)
+def test_the_exportable_part_of_each_shipped_bundle_decides_as_the_engine(path: str) -> None:
+    engine, text, rules = exportable_part(path)
+    policies = cedarpy.PolicySet.from_str(text)
+    tools, values, roles = request_domain(rules)
+    rng = random.Random(path)
+    batch, entities = [], []
+    for n in range(1500):
+        chosen = {p: rng.choice(options) for p, options in values.items() if rng.random() < 0.7}
+        request = Request(
+            principal=Principal(id=f"u{n}", roles=frozenset(rng.sample(roles, min(2, len(roles)))),
+                                attributes=nested(chosen, "user")),
+            agent=AgentInfo(id="agent", attributes=nested(chosen, "agent")),
+            action=rng.choice(tools),
+            args=nested(chosen, "args"),
+        )  # fmt: skip
+        try:
+            cedar, entity = cedar_request(request)
+        except ValueError:  # a number Cedar's decimal cannot hold
+            continue
+        batch.append((request, cedar))
+        entities.append(entity)
+    results = cedarpy.is_authorized_batch(
+        [c for _, c in batch], policies, cedarpy.Entities.from_json_str(json.dumps(entities))
+    )
+    decisions = engine.decide_many([r for r, _ in batch])
+    for (request, _), decision, result in zip(batch, decisions, results, strict=True):
+        assert (decision.effect is Effect.ALLOW) == result.allowed, (request.model_dump(), decision.reasons)
+    allowed = sum(result.allowed for result in results)
+    assert len(batch) > 1000 and (allowed > 20 or not any(r.kind == "allow" for r in rules)), allowed

@@ -132,6 +132,19 @@ def test_export_cedar_refuses_rather_than_fail_open(tmp_path: Path) -> None:
     assert f"{policy}:3:1: cannot export rule `p.policy#3`" in result.output and "nothing was written" in result.output
 
 
+def test_export_cedar_lossy_is_opt_in_and_lists_each_loss(tmp_path: Path) -> None:
+    """`--lossy` writes what Cedar can express even when a deny has no Cedar form, and says so in the text."""
+    policy = write(tmp_path, 'allow a.\ndeny a when s matches "x".\ndeny a when n is more than 5.')
+    out = tmp_path / "out.cedar"
+    result = RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "--lossy", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"{policy}:2: left out [p.policy#2] (LOSSY: so Cedar allows more): Cedar has no regular" in result.output
+    text = out.read_text()
+    assert text.startswith(f"// LOSSY (Cedar allows more): {policy}:2: left out [p.policy#2]: Cedar has no regular")
+    assert text.count("forbid(") == 2 and "p.policy#3" in text
+    assert RUNNER.invoke(app, ["policy", "export", str(policy), "--cedar", "--lossy", "--strict"]).exit_code == 1
+
+
 def test_names_from_tests_and_tool_schemas_are_shown_escaped(
     tmp_path: Path, hostile_text: tuple[str, ...], shown_safely: Callable[..., None]
 ) -> None:
