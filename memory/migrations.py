@@ -10,15 +10,24 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine, Index, MetaData, Table, func, select, text
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 from agentcore.memory.database import run_write, utcnow
 from agentcore.memory.errors import SchemaVersionError
 from agentcore.memory.fulltext import FULLTEXT_TABLES, postgres_actor_index, sqlite_actor_index
-from agentcore.memory.tables import MEMORY_TABLES, SCHEMA_VERSIONS
-from agentcore.memory.vectors import sqlite_version_triggers
+from agentcore.memory.tables import (
+    ACTORS,
+    EVENTS,
+    EVENTS_INDEX,
+    MEMORY_TABLES,
+    RECORDS,
+    RECORDS_INDEX,
+    SCHEMA_VERSIONS,
+    SESSIONS,
+)
+from agentcore.memory.vectors import VERSIONS_TABLE, sqlite_version_triggers
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +39,26 @@ class Migration:
     apply: Callable[[Connection], None]
 
 
+# The indexes that led with the actor before version 8 (tenant first since).
+_ACTOR_INDEXES = {
+    EVENTS.name: ("ix_memory_events_actor_session", ("actor_id", "session_id", "id"), EVENTS_INDEX),
+    RECORDS.name: ("ix_memory_records_actor_namespace", ("actor_id", "namespace"), RECORDS_INDEX),
+}
+
+
+def _version_1_tables() -> MetaData:
+    """The memory tables as version 1 created them: today's without the tenant (added by version 8)."""
+    metadata = MetaData()
+    for table in MEMORY_TABLES:
+        copy = Table(table.name, metadata, *(column._copy() for column in table.c if column.name != "tenant"))
+        if table.name in _ACTOR_INDEXES:
+            name, columns, _ = _ACTOR_INDEXES[table.name]
+            Index(name, *(copy.c[column] for column in columns))
+    return metadata
+
+
 def _core_tables(connection: Connection) -> None:
-    SQLModel.metadata.create_all(connection, tables=MEMORY_TABLES)
+    _version_1_tables().create_all(connection)
 
 
 def _fulltext_indexes(connection: Connection) -> None:
@@ -100,6 +127,44 @@ def _newest_first(connection: Connection) -> None:
             connection.execute(text(f"CREATE INDEX IF NOT EXISTS ix_{table}_actor_newest ON {table} (actor_id, id)"))
 
 
+def _tenants(connection: Connection) -> None:
+    """A tenant column first in every key and index that led with the actor: rows written before are the default
+    tenant's (``MemoryStore(tenant="default")``), so their stores see no change."""
+    postgres = connection.dialect.name == "postgresql"
+    add = "ALTER TABLE {} ADD COLUMN tenant VARCHAR(255) NOT NULL DEFAULT 'default'"
+    for keyed in (ACTORS, SESSIONS):  # the tenant joins the primary key
+        if postgres:
+            keys = ", ".join(column.name for column in keyed.primary_key.columns)
+            connection.execute(text(add.format(keyed.name)))
+            connection.execute(text(f"ALTER TABLE {keyed.name} DROP CONSTRAINT {keyed.name}_pkey"))
+            connection.execute(text(f"ALTER TABLE {keyed.name} ADD PRIMARY KEY ({keys})"))
+            continue
+        # SQLite cannot change a primary key: the table is rebuilt under its new definition
+        old = ", ".join(column.name for column in keyed.c if column.name != "tenant")
+        connection.execute(text(f"ALTER TABLE {keyed.name} RENAME TO {keyed.name}_v7"))
+        SQLModel.metadata.create_all(connection, tables=[keyed])
+        connection.execute(
+            text(f"INSERT INTO {keyed.name} (tenant, {old}) SELECT 'default', {old} FROM {keyed.name}_v7")
+        )
+        connection.execute(text(f"DROP TABLE {keyed.name}_v7"))
+    for table in FULLTEXT_TABLES:
+        connection.execute(text(add.format(table)))
+        old_index, columns, new_index = _ACTOR_INDEXES[table]
+        connection.execute(text(f"DROP INDEX IF EXISTS {old_index}"))
+        connection.execute(text(f"CREATE INDEX {new_index} ON {table} (tenant, {', '.join(columns)})"))
+        if postgres:  # new rows always name their tenant: none falls back to the default one
+            connection.execute(text(f"ALTER TABLE {table} ALTER COLUMN tenant DROP DEFAULT"))
+            connection.execute(text(f"DROP INDEX IF EXISTS ix_{table}_actor_newest"))
+            connection.execute(text(f"CREATE INDEX ix_{table}_tenant_actor_newest ON {table} (tenant, actor_id, id)"))
+    if postgres:
+        for keyed in (ACTORS, SESSIONS):
+            connection.execute(text(f"ALTER TABLE {keyed.name} ALTER COLUMN tenant DROP DEFAULT"))
+    else:
+        connection.execute(text(f"DROP TABLE IF EXISTS {VERSIONS_TABLE}"))
+        for statement in sqlite_version_triggers(tenant=True):
+            connection.execute(text(statement))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "actors, sessions, events, records", _core_tables),
     Migration(2, "full-text indexes on events and records", _fulltext_indexes),
@@ -108,6 +173,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "per-actor embedding versions for the in-process vector cache", _vector_versions),
     Migration(6, "per-actor newest-first indexes for the capped full-text ranking", _newest_first),
     Migration(7, "random first embedding versions, so versions after forget are never reused", _random_first_versions),
+    Migration(8, "a tenant first in every actor key and index; earlier rows are the default tenant's", _tenants),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

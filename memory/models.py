@@ -73,6 +73,7 @@ class ScoredRecord(_Frozen):
 
 class ForgetReport(_Frozen):
     actor_id: str
+    tenant: str | None  # None: the actor was erased in every tenant
     events: int
     records: int
     sessions: int
@@ -84,9 +85,10 @@ class PurgeReport(_Frozen):
 
 
 class MemoryStats(_Frozen):
-    """Counts for operators; ``expired_*`` are still on disk until :meth:`MemoryStore.purge`."""
+    """Counts of one tenant for operators; ``expired_*`` are still on disk until :meth:`MemoryStore.purge`."""
 
     backend: str
+    tenant: str
     schema_version: int
     actors: int
     sessions: int

@@ -34,14 +34,14 @@ class SideConnections:
         # recreate(): a new pool with the same connect function (URL, connect_args) and settings, pre-ping included
         self._engine = create_engine(engine.url, pool=engine.pool.recreate())
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="agentcore-memory-side")
-        self._large: OrderedDict[tuple[str, str], None] = OrderedDict()  # (table, actor)
+        self._large: OrderedDict[tuple[str, str, str], None] = OrderedDict()  # (table, tenant, actor)
         self._lock = threading.Lock()
 
-    def worth_it(self, key: tuple[str, str]) -> bool:
-        """Whether ``key`` (a table and actor) was large when last queried."""
+    def worth_it(self, key: tuple[str, str, str]) -> bool:
+        """Whether ``key`` (a table, tenant and actor) was large when last queried."""
         return key in self._large
 
-    def remember(self, key: tuple[str, str], *, large: bool) -> None:
+    def remember(self, key: tuple[str, str, str], *, large: bool) -> None:
         with self._lock:
             if not large:
                 self._large.pop(key, None)
@@ -51,10 +51,10 @@ class SideConnections:
             if len(self._large) > REMEMBERED:
                 self._large.popitem(last=False)
 
-    def forget(self, actor_id: str) -> None:
-        """Remember nothing of ``actor_id``: ``forget`` leaves no trace of the actor."""
+    def forget(self, tenant: str | None, actor_id: str) -> None:
+        """Remember nothing of ``actor_id`` in ``tenant`` (``None``: every tenant): ``forget`` leaves no trace."""
         with self._lock:
-            for key in [key for key in self._large if key[1] == actor_id]:
+            for key in [key for key in self._large if key[2] == actor_id and tenant in (None, key[1])]:
                 del self._large[key]
 
     def submit(self, work: Callable[[Connection], T]) -> Future[T]:

@@ -2,9 +2,10 @@
 
 Hybrid event search then reranks the best fused rows with their session context (see
 :class:`SessionContext`). Both searches run inside one :class:`Scope`, a SQL condition that always starts
-with the actor id, so no query ever reads another actor's rows. Candidates are re-ranked by their exact cosine
-similarity to the query (:class:`Similarity`): computed here from the stored float32 embeddings with one matrix
-product, or by PostgreSQL from the same values in ``embedding_vec`` (see docs/memory.md for the limits).
+with the tenant and actor id, so no query ever reads another actor's rows (nor another tenant's actor of the
+same id). Candidates are re-ranked by their exact cosine similarity to the query (:class:`Similarity`):
+computed here from the stored float32 embeddings with one matrix product, or by PostgreSQL from the same values
+in ``embedding_vec`` (see docs/memory.md for the limits).
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ STOPWORDS = frozenset(
 
 @dataclass
 class Scope:
-    """The rows of one table a query may touch; the first conditions are always the actor and expiry.
+    """The rows of one table a query may touch; the first conditions are always the owner (tenant and actor) and
+    expiry.
 
     The conditions compare with named bind parameters that have no value (``params`` holds the values, and every
     statement runs with them): a statement built for one query runs again for the next of the same ``shape``
@@ -156,14 +158,15 @@ class Scope:
     conditions: list[ColumnElement[bool]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     shape: list[str] = field(default_factory=list)
+    tenant: str = field(kw_only=True)  # no default: a scope that forgot its tenant must not read the default one's
 
     def __post_init__(self) -> None:
         column = self.table.c
         self.conditions[:0] = [
-            column.actor_id == _required(ACTOR_PARAM),
+            and_(column.tenant == _required(TENANT_PARAM), column.actor_id == _required(ACTOR_PARAM)),
             or_(column.expires_at.is_(None), column.expires_at > _required(NOW_PARAM)),
         ]
-        self.params |= {ACTOR_PARAM: self.actor_id, NOW_PARAM: self.now}
+        self.params |= {TENANT_PARAM: self.tenant, ACTOR_PARAM: self.actor_id, NOW_PARAM: self.now}
 
     def narrow(self, name: str, condition: ColumnElement[bool], **params: Any) -> None:
         """Add ``condition`` (its bind parameters named ``params``' keys); ``name`` stands for it in ``shape``,
@@ -175,7 +178,7 @@ class Scope:
         self.params |= params
 
 
-ACTOR_PARAM, NOW_PARAM = "scope_actor_id", "scope_now"
+TENANT_PARAM, ACTOR_PARAM, NOW_PARAM = "scope_tenant", "scope_actor_id", "scope_now"
 _T = TypeVar("_T")
 _REUSED: dict[tuple[Any, ...], Any] = {}
 
@@ -284,12 +287,15 @@ def query_terms(query: str) -> list[str]:
 
 
 def actor_for_ids(table: FromClause) -> ColumnElement[bool]:
-    """The actor condition (``ACTOR_PARAM``) of a lookup by primary keys, written so that the planner uses the keys.
+    """The owner condition (``TENANT_PARAM``, ``ACTOR_PARAM``) of a lookup by primary keys, written so that the
+    planner uses the keys.
 
     With a plain ``actor_id = ?`` SQLite prefers the actor index and walks every entry of the actor
     (all 100,000 of a heavy one); ``actor_id || ''`` is the same test, kept out of index selection.
     """
-    return table.c.actor_id.concat("") == _required(ACTOR_PARAM)
+    return and_(
+        table.c.tenant.concat("") == _required(TENANT_PARAM), table.c.actor_id.concat("") == _required(ACTOR_PARAM)
+    )
 
 
 def load_candidates(

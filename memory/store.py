@@ -1,8 +1,9 @@
 """MemoryStore: per-actor events and long-term records in one SQL database, with hybrid retrieval.
 
-Every public method takes the ``actor_id`` first and every statement filters on it, so isolation does
-not depend on namespaces or on callers remembering a filter. Embeddings go through one
-:class:`~agentcore.accel.runtime.Accelerator`, charged to ``tenant`` and the actor.
+Every public method takes the ``actor_id`` first and every statement filters on it and on the store's ``tenant``
+(an actor id is unique within a tenant only), so isolation does not depend on namespaces or on callers
+remembering a filter. Embeddings go through one :class:`~agentcore.accel.runtime.Accelerator`, charged to
+``tenant`` and the actor.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy import (
     Engine,
     Select,
     Table,
+    and_,
     bindparam,
     delete,
     func,
@@ -82,6 +84,7 @@ from agentcore.memory.validation import (
     check_namespace,
     check_positive,
     check_score,
+    check_tenant,
     check_text,
     check_top_k,
 )
@@ -113,7 +116,7 @@ def _ranked(ranking: Ranking) -> list[int] | None:
 
 @cache
 def _fetch_query(table: Table) -> Select[Any]:
-    """The live rows of ``table`` with ids ``:ids`` of one actor, built once (see :func:`search.reused`); the
+    """The live rows of ``table`` with ids ``:ids`` of one tenant's actor, built once (see :func:`search.reused`); the
     embedding is left out: no model holds it."""
     live = or_(table.c.expires_at.is_(None), table.c.expires_at > bindparam(search.NOW_PARAM, required=True))
     columns = [column for column in table.c if column.name != "embedding"]
@@ -125,7 +128,9 @@ class MemoryStore:
     """Per-actor short-term events and long-term records, with hybrid (BM25 + vector) retrieval.
 
     ``url`` is any SQLAlchemy URL or a SQLite path (default: :func:`agentcore.config.database_url`); or pass
-    an ``engine``. The schema is created or migrated on open. ``fulltext_match_cap``: an actor's full-text
+    an ``engine``. The schema is created or migrated on open. ``tenant`` (canonical, see :func:`check_tenant`)
+    scopes every row the store reads, writes, counts and forgets: two stores of different tenants on one database
+    never see each other's actors, whatever their ids. ``fulltext_match_cap``: an actor's full-text
     ranking scores at most its newest this-many matches (``None``: all; see docs/memory.md, heavy actors).
     """
 
@@ -145,6 +150,7 @@ class MemoryStore:
     ) -> None:
         if engine is not None and url is not None:
             raise InvalidMemoryInputError("pass url or engine, not both")
+        tenant = check_tenant(tenant)
         self.fulltext_match_cap = fulltext_match_cap
         if fulltext_match_cap is not None:  # None: score every match
             check_positive("fulltext_match_cap", fulltext_match_cap)
@@ -261,6 +267,7 @@ class MemoryStore:
         except ValueError:
             raise InvalidMemoryInputError(f"role {new.role!r} is not one of {', '.join(Role)}") from None
         return {
+            "tenant": self.tenant,
             "actor_id": actor_id,
             "session_id": session_id,
             "role": role.value,
@@ -274,18 +281,27 @@ class MemoryStore:
 
     def _touch_session(self, connection: Connection, actor_id: str, session_id: str, now: datetime) -> None:
         dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-        connection.execute(dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing())
+        self._touch_actor(connection, actor_id, now)
         connection.execute(
             dialect.insert(SESSIONS)
-            .values(actor_id=actor_id, session_id=session_id, created_at=now, last_event_at=now)
-            .on_conflict_do_update(index_elements=["actor_id", "session_id"], set_={"last_event_at": now})
+            .values(tenant=self.tenant, actor_id=actor_id, session_id=session_id, created_at=now, last_event_at=now)
+            .on_conflict_do_update(index_elements=["tenant", "actor_id", "session_id"], set_={"last_event_at": now})
         )
+
+    def _touch_actor(self, connection: Connection, actor_id: str, now: datetime) -> None:
+        dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+        values = {"tenant": self.tenant, "actor_id": actor_id, "created_at": now}
+        connection.execute(dialect.insert(ACTORS).values(**values).on_conflict_do_nothing())
+
+    def _owned(self, table: Any, actor_id: str) -> ColumnElement[bool]:
+        """The rows of ``actor_id`` in this store's tenant: every statement on an actor's rows starts here."""
+        return and_(table.c.tenant == self.tenant, table.c.actor_id == actor_id)
 
     def get_event(self, actor_id: str, event_id: int) -> Event:
         check_id("actor_id", actor_id)
         with self.engine.connect() as connection:
             row = connection.execute(
-                select(EVENTS).where(EVENTS.c.actor_id == actor_id, EVENTS.c.id == event_id, self._live(EVENTS))
+                select(EVENTS).where(self._owned(EVENTS, actor_id), EVENTS.c.id == event_id, self._live(EVENTS))
             ).first()
         if row is None:
             raise MemoryNotFoundError(f"event {event_id} does not exist for actor {actor_id!r} (or has expired)")
@@ -306,7 +322,7 @@ class MemoryStore:
         check_id("session_id", session_id)
         check_positive("limit", limit)
         query = select(EVENTS).where(
-            EVENTS.c.actor_id == actor_id, EVENTS.c.session_id == session_id, self._live(EVENTS)
+            self._owned(EVENTS, actor_id), EVENTS.c.session_id == session_id, self._live(EVENTS)
         )
         if after_id is not None:
             query = query.where(EVENTS.c.id > after_id)
@@ -322,7 +338,7 @@ class MemoryStore:
 
     def list_sessions(self, actor_id: str) -> list[str]:
         check_id("actor_id", actor_id)
-        query = select(SESSIONS.c.session_id).where(SESSIONS.c.actor_id == actor_id).order_by(SESSIONS.c.created_at)
+        query = select(SESSIONS.c.session_id).where(self._owned(SESSIONS, actor_id)).order_by(SESSIONS.c.created_at)
         with self.engine.connect() as connection:
             return list(connection.execute(query).scalars())
 
@@ -331,7 +347,7 @@ class MemoryStore:
         check_id("actor_id", actor_id)
         with self.engine.connect() as connection:
             pending = connection.execute(
-                select(EVENTS.c.id, EVENTS.c.text).where(EVENTS.c.actor_id == actor_id, EVENTS.c.embedding.is_(None))
+                select(EVENTS.c.id, EVENTS.c.text).where(self._owned(EVENTS, actor_id), EVENTS.c.embedding.is_(None))
             ).all()
         for start in range(0, len(pending), EMBED_BATCH):
             chunk = pending[start : start + EMBED_BATCH]
@@ -349,7 +365,7 @@ class MemoryStore:
                     values[VECTOR_COLUMN] = bindparam("vec") if self.pgvector else None
                 statement = (
                     update(table)
-                    .where(table.c.id == bindparam("row_id"), table.c.actor_id == actor_id)
+                    .where(table.c.id == bindparam("row_id"), self._owned(table, actor_id))
                     .values(**values)
                 )
                 connection.execute(statement, params)
@@ -378,7 +394,7 @@ class MemoryStore:
         if session_id is not None:
             check_id("session_id", session_id)
         self.index_events(actor_id)
-        scope = Scope(EVENTS, actor_id, utcnow())
+        scope = Scope(EVENTS, actor_id, utcnow(), tenant=self.tenant)
         if session_id is not None:
             scope.narrow(
                 "session", EVENTS.c.session_id == bindparam("session_id", required=True), session_id=session_id
@@ -438,6 +454,7 @@ class MemoryStore:
         now = utcnow()
         rows: list[dict[str, Any]] = [
             {
+                "tenant": self.tenant,
                 "actor_id": actor_id,
                 "namespace": record.namespace,
                 "strategy": record.strategy,
@@ -456,10 +473,7 @@ class MemoryStore:
         ]
 
         def work(connection: Connection) -> list[int]:
-            dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-            connection.execute(
-                dialect.insert(ACTORS).values(actor_id=actor_id, created_at=now).on_conflict_do_nothing()
-            )
+            self._touch_actor(connection, actor_id, now)
             return insert_many(connection, self._writable(RECORDS), rows)
 
         for row, record_id in zip(rows, run_write(self.engine, work), strict=True):
@@ -469,7 +483,7 @@ class MemoryStore:
     def get_record(self, actor_id: str, record_id: int) -> MemoryRecord:
         check_id("actor_id", actor_id)
         with self.engine.connect() as connection:
-            rows = self._fetch(connection, RECORDS, actor_id, [record_id])
+            rows = self._fetch(connection, RECORDS, self.tenant, actor_id, [record_id])
         if record_id not in rows:
             raise MemoryNotFoundError(f"record {record_id} does not exist for actor {actor_id!r} (or has expired)")
         return record_from_row(rows[record_id])
@@ -487,7 +501,7 @@ class MemoryStore:
         """The actor's live records, oldest first, optionally within one namespace (or under a prefix)."""
         check_id("actor_id", actor_id)
         check_positive("limit", limit)  # SQLite reads a negative LIMIT as none
-        query = select(RECORDS).where(RECORDS.c.actor_id == actor_id, self._live(RECORDS))
+        query = select(RECORDS).where(self._owned(RECORDS, actor_id), self._live(RECORDS))
         params: dict[str, Any] = {}
         if namespace is not None or namespace_prefix is not None:
             _, condition, params = self._namespace_condition(namespace, namespace_prefix)
@@ -529,7 +543,7 @@ class MemoryStore:
 
         def work(connection: Connection) -> int:
             table = self._writable(RECORDS)
-            statement = update(table).where(table.c.id == record_id, table.c.actor_id == actor_id, self._live(table))
+            statement = update(table).where(table.c.id == record_id, self._owned(table, actor_id), self._live(table))
             return connection.execute(statement.values(**values)).rowcount
 
         if run_write(self.engine, work) == 0:
@@ -544,7 +558,7 @@ class MemoryStore:
         self.get_record(actor_id, new_id)
 
         def work(connection: Connection) -> int:
-            statement = update(RECORDS).where(RECORDS.c.id == old_id, RECORDS.c.actor_id == actor_id)
+            statement = update(RECORDS).where(RECORDS.c.id == old_id, self._owned(RECORDS, actor_id))
             return connection.execute(statement.values(superseded_by=new_id, updated_at=utcnow())).rowcount
 
         if run_write(self.engine, work) == 0:
@@ -558,7 +572,7 @@ class MemoryStore:
         with self.engine.connect() as connection:
             while True:
                 row = connection.execute(
-                    select(RECORDS).where(RECORDS.c.actor_id == actor_id, RECORDS.c.superseded_by == chain[0].id)
+                    select(RECORDS).where(self._owned(RECORDS, actor_id), RECORDS.c.superseded_by == chain[0].id)
                 ).first()
                 if row is None or any(record.id == row.id for record in chain):
                     return chain
@@ -568,7 +582,7 @@ class MemoryStore:
         check_id("actor_id", actor_id)
 
         def work(connection: Connection) -> int:
-            statement = delete(RECORDS).where(RECORDS.c.id == record_id, RECORDS.c.actor_id == actor_id)
+            statement = delete(RECORDS).where(RECORDS.c.id == record_id, self._owned(RECORDS, actor_id))
             return connection.execute(statement).rowcount
 
         if run_write(self.engine, work) == 0:
@@ -597,7 +611,7 @@ class MemoryStore:
         """
         check_id("actor_id", actor_id)
         started = time.time_ns()
-        scope = Scope(RECORDS, actor_id, utcnow())
+        scope = Scope(RECORDS, actor_id, utcnow(), tenant=self.tenant)
         if namespace is not None or namespace_prefix is not None:
             name, condition, params = self._namespace_condition(namespace, namespace_prefix)
             scope.narrow(name, condition, **params)
@@ -627,33 +641,42 @@ class MemoryStore:
 
     # -- maintenance -----------------------------------------------------------------------------------
 
-    def forget(self, actor_id: str) -> ForgetReport:
-        """Delete every event, record, session, full-text entry and vector of ``actor_id``, irrecoverably."""
+    def forget(self, actor_id: str, *, every_tenant: bool = False) -> ForgetReport:
+        """Delete every event, record, session, full-text entry and vector of ``actor_id`` in this store's tenant
+        (``every_tenant``: the actor of that id in every tenant, as :func:`agentcore.forget` does without a tenant),
+        irrecoverably."""
         check_id("actor_id", actor_id)
+        tenant = None if every_tenant else self.tenant
+
+        def owned(table: Any) -> ColumnElement[bool]:
+            return table.c.actor_id == actor_id if tenant is None else self._owned(table, actor_id)
 
         def work(connection: Connection) -> ForgetReport:
             counts = {
-                name: connection.execute(delete(table).where(table.c.actor_id == actor_id)).rowcount
+                name: connection.execute(delete(table).where(owned(table))).rowcount
                 for name, table in (("events", EVENTS), ("records", RECORDS), ("sessions", SESSIONS))
             }
-            connection.execute(delete(ACTORS).where(ACTORS.c.actor_id == actor_id))
+            connection.execute(delete(ACTORS).where(owned(ACTORS)))
             if connection.dialect.name == "sqlite":  # merge FTS5 segments so deleted terms leave the index
-                connection.execute(text(f"DELETE FROM {VERSIONS_TABLE} WHERE actor_id = :a"), {"a": actor_id})
+                versions = f"DELETE FROM {VERSIONS_TABLE} WHERE actor_id = :a" + (
+                    "" if tenant is None else " AND tenant = :n"
+                )
+                connection.execute(text(versions), {"a": actor_id, "n": tenant})
                 for table in FULLTEXT_TABLES:
                     connection.execute(text(f"INSERT INTO {table}_fts({table}_fts) VALUES ('optimize')"))
-            return ForgetReport(actor_id=actor_id, **counts)
+            return ForgetReport(actor_id=actor_id, tenant=tenant, **counts)
 
         report = run_write(self.engine, work)
         if isinstance(self._nominator, ActorMatrixCache):
-            self._nominator.forget(actor_id)
+            self._nominator.forget(tenant, actor_id)
         if self._side is not None:
-            self._side.forget(actor_id)
+            self._side.forget(tenant, actor_id)
         self._compact_after_delete()
         log.info("forgot actor %r: %s", actor_id, report)
         return report
 
     def purge(self, now: datetime | None = None) -> PurgeReport:
-        """Delete expired events and records (they are already invisible); returns how many."""
+        """Delete expired events and records (they are already invisible) of every tenant; returns how many."""
         moment = utc(now) or utcnow()
 
         def work(connection: Connection) -> PurgeReport:
@@ -670,14 +693,17 @@ class MemoryStore:
         return report
 
     def stats(self) -> MemoryStats:
+        """Counts of this store's tenant."""
         now = utcnow()
         with self.engine.connect() as connection:
 
             def count(table: Any, *where: Any) -> int:
-                return int(connection.execute(select(func.count()).select_from(table).where(*where)).scalar() or 0)
+                statement = select(func.count()).select_from(table).where(table.c.tenant == self.tenant, *where)
+                return int(connection.execute(statement).scalar() or 0)
 
             return MemoryStats(
                 backend=self.engine.dialect.name,
+                tenant=self.tenant,
                 schema_version=schema_version(connection),
                 actors=count(ACTORS),
                 sessions=count(SESSIONS),
@@ -772,7 +798,8 @@ class MemoryStore:
             vector = self.embed(scope.actor_id, [query])[0] if query_embedding is None else query_embedding
             vector = self._unit(np.asarray(vector).reshape(1, -1), 1)[0]
         similarity = None if vector is None else self._similarity(vector)
-        actor_key, side = (scope.table.name, scope.actor_id), self._side if vector is not None else None
+        actor_key = (scope.table.name, scope.tenant, scope.actor_id)
+        side = self._side if vector is not None else None
         with self.engine.connect() as connection:
             ranking: Ranking = None
             if mode != "vector":
@@ -815,7 +842,7 @@ class MemoryStore:
                 now=scope.now,
                 context=context,
             )
-            return hits, self._fetch(connection, scope.table, scope.actor_id, [hit.id for hit in hits])
+            return hits, self._fetch(connection, scope.table, scope.tenant, scope.actor_id, [hit.id for hit in hits])
 
     def _similarity(self, vector: np.ndarray) -> search.Similarity:
         """How this store reads candidates' similarity to the unit query ``vector``."""
@@ -903,10 +930,17 @@ class MemoryStore:
         return vector_table(table, self.dimension) if self._vector_copies else table
 
     @staticmethod
-    def _fetch(connection: Connection, table: Table, actor_id: str, ids: Sequence[int]) -> dict[int, RowMapping]:
+    def _fetch(
+        connection: Connection, table: Table, tenant: str, actor_id: str, ids: Sequence[int]
+    ) -> dict[int, RowMapping]:
         if not ids:
             return {}
-        params = {search.ACTOR_PARAM: actor_id, search.NOW_PARAM: utcnow(), "ids": list(ids)}
+        params = {
+            search.TENANT_PARAM: tenant,
+            search.ACTOR_PARAM: actor_id,
+            search.NOW_PARAM: utcnow(),
+            "ids": list(ids),
+        }
         return {row.id: row._mapping for row in connection.execute(_fetch_query(table), params)}
 
     def _compact_after_delete(self) -> None:

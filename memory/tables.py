@@ -3,6 +3,7 @@
 Times are aware UTC (sqlmodel stores UTC and returns aware values); embeddings are little-endian float32
 BLOBs (``bytea`` on PostgreSQL).
 Full-text indexes are not declared here: they are backend-specific and created by the migrations.
+Every row keyed by an actor is keyed by its tenant first (schema version 8): an actor id is unique within a tenant.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from typing import Any, cast
 
 from sqlalchemy import JSON, Column, Index, LargeBinary, Table, Text
 from sqlmodel import Field, SQLModel
+
+EVENTS_INDEX = "ix_memory_events_tenant_actor_session"
+RECORDS_INDEX = "ix_memory_records_tenant_actor_namespace"
 
 
 class SchemaVersionRow(SQLModel, table=True):
@@ -27,6 +31,7 @@ class SchemaVersionRow(SQLModel, table=True):
 class ActorRow(SQLModel, table=True):
     __tablename__ = "memory_actors"
 
+    tenant: str = Field(primary_key=True, max_length=255)
     actor_id: str = Field(primary_key=True, max_length=255)
     created_at: datetime
 
@@ -34,6 +39,7 @@ class ActorRow(SQLModel, table=True):
 class SessionRow(SQLModel, table=True):
     __tablename__ = "memory_sessions"
 
+    tenant: str = Field(primary_key=True, max_length=255)
     actor_id: str = Field(primary_key=True, max_length=255)
     session_id: str = Field(primary_key=True, max_length=255)
     created_at: datetime
@@ -44,9 +50,10 @@ class EventRow(SQLModel, table=True):
     """An immutable conversation event; ``embedding`` is filled lazily, in batches, by the first search."""
 
     __tablename__ = "memory_events"
-    __table_args__ = (Index("ix_memory_events_actor_session", "actor_id", "session_id", "id"),)
+    __table_args__ = (Index(EVENTS_INDEX, "tenant", "actor_id", "session_id", "id"),)
 
     id: int | None = Field(default=None, primary_key=True)
+    tenant: str = Field(max_length=255)
     actor_id: str = Field(max_length=255)
     session_id: str = Field(max_length=255)
     role: str = Field(max_length=32)
@@ -63,9 +70,10 @@ class RecordRow(SQLModel, table=True):
     """A long-term memory record; superseded records keep their row and point at their successor."""
 
     __tablename__ = "memory_records"
-    __table_args__ = (Index("ix_memory_records_actor_namespace", "actor_id", "namespace"),)
+    __table_args__ = (Index(RECORDS_INDEX, "tenant", "actor_id", "namespace"),)
 
     id: int | None = Field(default=None, primary_key=True)
+    tenant: str = Field(max_length=255)
     actor_id: str = Field(max_length=255)
     namespace: str = Field(max_length=1024)
     strategy: str = Field(max_length=64)

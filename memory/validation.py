@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentcore.memory.errors import InvalidMemoryInputError
-from agentcore.text import LONE_SURROGATE
+from agentcore.text import LONE_SURROGATE, canonical_text
 
 MAX_ID_CHARS = 255
 MAX_METADATA_ENTRIES = 32
@@ -36,6 +36,12 @@ def check_id(kind: str, value: object) -> str:
     if _CONTROL.search(value):
         raise InvalidMemoryInputError(f"{kind} {value!r} contains a control character (NUL, newline, ...); remove it")
     return _encodable(kind, value)
+
+
+def check_tenant(value: object) -> str:
+    """A tenant id, canonical (:func:`agentcore.text.canonical_text`) as the gateway keeps it: ``ａｃｍｅ`` and
+    ``ac\u200bme`` are tenant ``acme``, so one tenant cannot be spelt into two stores (or two into one)."""
+    return check_id("tenant", canonical_text(check_id("tenant", value)))
 
 
 def _encodable(kind: str, value: str) -> str:

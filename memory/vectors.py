@@ -80,7 +80,8 @@ def _main_directions(vectors: np.ndarray) -> np.ndarray:
 
 
 class ActorMatrixCache:
-    """Per-actor embedding matrices of one SQLite database, least recently used first out."""
+    """Per-actor embedding matrices of one SQLite database (keyed by table, tenant and actor), least recently used
+    first out."""
 
     def __init__(
         self,
@@ -92,26 +93,27 @@ class ActorMatrixCache:
         self.min_rows = min_rows
         self.project_min_rows = project_min_rows
         self._lock = threading.Lock()
-        self._matrices: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
+        self._matrices: OrderedDict[tuple[str, str, str], _Matrix] = OrderedDict()
         self._bytes = 0
 
     def __contains__(self, key: object) -> bool:
-        """Whether ``(table name, actor id)`` has a cached matrix."""
+        """Whether ``(table name, tenant, actor id)`` has a cached matrix."""
         with self._lock:
             return key in self._matrices
 
-    def forget(self, actor_id: str) -> None:
-        """Drop ``actor_id``'s matrices: ``forget`` leaves no copy of the actor's vectors in this process (the
-        random first version, :func:`sqlite_version_triggers`, keeps any other process's copy from matching)."""
+    def forget(self, tenant: str | None, actor_id: str) -> None:
+        """Drop ``actor_id``'s matrices in ``tenant`` (``None``: every tenant): ``forget`` leaves no copy of the
+        actor's vectors in this process (the random first version, :func:`sqlite_version_triggers`, keeps any other
+        process's copy from matching)."""
         with self._lock:
-            for key in [key for key in self._matrices if key[1] == actor_id]:
+            for key in [key for key in self._matrices if key[2] == actor_id and tenant in (None, key[1])]:
                 self._bytes -= self._matrices.pop(key).nbytes
 
     def nominate(self, connection: Connection, scope: Scope, query: np.ndarray, limit: int) -> list[int] | None:
-        key = (scope.table.name, scope.actor_id)
+        key = (scope.table.name, scope.tenant, scope.actor_id)
         state = connection.execute(
-            text(f"SELECT version, rows FROM {VERSIONS_TABLE} WHERE table_name = :t AND actor_id = :a"),
-            {"t": key[0], "a": key[1]},
+            text(f"SELECT version, rows FROM {VERSIONS_TABLE} WHERE table_name = :t AND tenant = :n AND actor_id = :a"),
+            {"t": key[0], "n": key[1], "a": key[2]},
         ).first()
         if state is None or state.rows < self.min_rows or state.rows * query.nbytes > self.max_bytes:
             return None
@@ -122,7 +124,7 @@ class ActorMatrixCache:
         best = np.argpartition(-scores, limit)[:limit]
         return matrix.ids[pool[best[np.argsort(-scores[best], kind="stable")]]].tolist()
 
-    def _get(self, key: tuple[str, str], version: int) -> _Matrix | None:
+    def _get(self, key: tuple[str, str, str], version: int) -> _Matrix | None:
         with self._lock:
             matrix = self._matrices.get(key)
             if matrix is None or matrix.version != version:
@@ -130,10 +132,12 @@ class ActorMatrixCache:
             self._matrices.move_to_end(key)
             return matrix
 
-    def _load(self, connection: Connection, key: tuple[str, str], version: int) -> _Matrix:
+    def _load(self, connection: Connection, key: tuple[str, str, str], version: int) -> _Matrix:
         """Read the actor's embeddings in the caller's read transaction, the one that read ``version``."""
         rows = connection.exec_driver_sql(
-            f"SELECT id, embedding FROM {key[0]} WHERE actor_id = ? AND embedding IS NOT NULL ORDER BY id", (key[1],)
+            f"SELECT id, embedding FROM {key[0]} WHERE tenant = ? AND actor_id = ? AND embedding IS NOT NULL "
+            "ORDER BY id",
+            key[1:],
         ).all()
         ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
         vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4").reshape(len(rows), -1)
@@ -152,41 +156,45 @@ class ActorMatrixCache:
         return matrix
 
 
-def sqlite_version_triggers(*, backfill: bool = True) -> list[str]:
+def sqlite_version_triggers(*, backfill: bool = True, tenant: bool = False) -> list[str]:
     """The versions table, its backfill, and triggers bumping an actor's version on any embedding change.
 
     An actor's first version is random, not 1: ``forget`` deletes the version row, and an actor who writes again
     would otherwise count up through the versions a matrix cached by another process still carries (with the
-    forgotten rows' vectors and ids, which SQLite reuses)."""
+    forgotten rows' vectors and ids, which SQLite reuses). ``tenant``: versions per tenant and actor (schema
+    version 8; the earlier migrations build them per actor, as they did)."""
+    key = "tenant, actor_id" if tenant else "actor_id"
     statements = [
-        f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (table_name TEXT NOT NULL, actor_id TEXT NOT NULL, "
-        "version INTEGER NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY (table_name, actor_id))"
+        f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (table_name TEXT NOT NULL, "
+        + ("tenant TEXT NOT NULL, " if tenant else "")
+        + f"actor_id TEXT NOT NULL, version INTEGER NOT NULL, rows INTEGER NOT NULL, PRIMARY KEY (table_name, {key}))"
     ]
     first = "(random() >> 2)"  # 62 random bits: no version another process saw comes back
     for table in FULLTEXT_TABLES:
 
-        def bump(actor: str, delta: str, table: str = table) -> str:
+        def bump(row: str, delta: str, table: str = table) -> str:
+            values = ", ".join(f"{row}.{column.strip()}" for column in key.split(","))
             return (
-                f"INSERT INTO {VERSIONS_TABLE} (table_name, actor_id, version, rows) "
-                f"VALUES ('{table}', {actor}, {first}, {delta}) ON CONFLICT (table_name, actor_id) "
+                f"INSERT INTO {VERSIONS_TABLE} (table_name, {key}, version, rows) "
+                f"VALUES ('{table}', {values}, {first}, {delta}) ON CONFLICT (table_name, {key}) "
                 f"DO UPDATE SET version = version + 1, rows = rows + ({delta});"
             )
 
         if backfill:
             statements.append(
-                f"INSERT INTO {VERSIONS_TABLE} SELECT '{table}', actor_id, {first}, count(*) FROM {table} "
-                "WHERE embedding IS NOT NULL GROUP BY actor_id"
+                f"INSERT INTO {VERSIONS_TABLE} SELECT '{table}', {key}, {first}, count(*) FROM {table} "
+                f"WHERE embedding IS NOT NULL GROUP BY {key}"
             )
         statements += [
             f"DROP TRIGGER IF EXISTS {table}_vv_insert",
             f"DROP TRIGGER IF EXISTS {table}_vv_update",
             f"DROP TRIGGER IF EXISTS {table}_vv_delete",
             f"CREATE TRIGGER {table}_vv_insert AFTER INSERT ON {table} WHEN new.embedding IS NOT NULL BEGIN "
-            f"{bump('new.actor_id', '1')} END",
-            f"CREATE TRIGGER {table}_vv_update AFTER UPDATE OF embedding, actor_id ON {table} BEGIN "
-            f"{bump('old.actor_id', '-(old.embedding IS NOT NULL)')} "
-            f"{bump('new.actor_id', 'new.embedding IS NOT NULL')} END",
+            f"{bump('new', '1')} END",
+            f"CREATE TRIGGER {table}_vv_update AFTER UPDATE OF embedding, {key} ON {table} BEGIN "
+            f"{bump('old', '-(old.embedding IS NOT NULL)')} "
+            f"{bump('new', 'new.embedding IS NOT NULL')} END",
             f"CREATE TRIGGER {table}_vv_delete AFTER DELETE ON {table} WHEN old.embedding IS NOT NULL BEGIN "
-            f"{bump('old.actor_id', '-1')} END",
+            f"{bump('old', '-1')} END",
         ]
     return statements

@@ -13,11 +13,14 @@ def forget(
     tenant: str | None = typer.Option(
         None,
         "--tenant",
-        help="Erase the id in this tenant only (ids are unique within a tenant): its audit records, history and "
-        "approvals there. Memory has no tenants: its actor is erased whatever the tenant. Default: every tenant.",
+        help="Erase the id in this tenant only (ids are unique within a tenant): its memory, audit records, history "
+        "and approvals there. Default: every tenant.",
     ),
     no_tenant: bool = typer.Option(
-        False, "--no-tenant", help="Erase only what the id did without a tenant (memory as with --tenant)."
+        False,
+        "--no-tenant",
+        help="Erase only what the id did without a tenant (in memory: the 'default' tenant, where stores opened "
+        "without one keep their rows).",
     ),
     state: str | None = typer.Option(
         None,
@@ -40,7 +43,7 @@ def forget(
         where, question = "in every tenant", f"Erase every trace of {subject!r} from memory and the gateway"
     else:
         where = "without a tenant" if scope is None else f"in tenant {scope!r}"
-        question = f"Erase {subject!r} {where} from the gateway, and memory actor {subject!r} (memory has no tenants)"
+        question = f"Erase every trace of {subject!r} {where} from memory and the gateway"
     if not yes:
         typer.confirm(f"{question}? This cannot be undone", abort=True)
     report = erase(subject, database=database, tenant=scope, state=state)

@@ -21,26 +21,32 @@ app = typer.Typer(help="Inspect and maintain per-actor memory: events, long-term
 
 DB = typer.Option(None, "--db", "--database", "-d", metavar="PATH_OR_URL", help=DATABASE_HELP)
 JSON = typer.Option(False, "--json", help="Print JSON lines instead of a table.")
+TENANT = typer.Option(
+    "default",
+    "--tenant",
+    help="The tenant whose actors this reads or erases (actor ids are unique within a tenant): what "
+    "MemoryStore(tenant=...) wrote. Default: 'default', the store's own default.",
+)
 
 
 @contextmanager
-def _store(url: str | None) -> Iterator[MemoryStore]:
-    """The store at ``url`` (which must exist); any agentcore error inside the block becomes ``error: ...`` and
-    exit code 1."""
+def _store(url: str | None, tenant: str = "default") -> Iterator[MemoryStore]:
+    """The store of ``tenant`` at ``url`` (which must exist); any agentcore error inside the block becomes
+    ``error: ...`` and exit code 1."""
     from agentcore.memory import MemoryStore
 
     resolved = existing_database(url)
     try:
-        with MemoryStore(resolved) as store:
+        with MemoryStore(resolved, tenant=tenant) as store:
             yield store
     except AgentCoreError as error:
         fail(error)
 
 
 @app.command()
-def stats(db: str | None = DB, as_json: bool = JSON) -> None:
-    """Counts of actors, sessions, events and records, including expired and superseded ones."""
-    with _store(db) as store:
+def stats(db: str | None = DB, as_json: bool = JSON, tenant: str = TENANT) -> None:
+    """Counts of one tenant's actors, sessions, events and records, including expired and superseded ones."""
+    with _store(db, tenant) as store:
         result = store.stats()
     if as_json:
         typer.echo(json_text(result))
@@ -58,9 +64,10 @@ def events(
     last: int = typer.Option(20, "--last", "-n", min=1, help="How many of the most recent events to show."),
     db: str | None = DB,
     as_json: bool = JSON,
+    tenant: str = TENANT,
 ) -> None:
     """List an actor's sessions, or the last events of one session (oldest first)."""
-    with _store(db) as store:
+    with _store(db, tenant) as store:
         if session is None:
             for name in store.list_sessions(actor):
                 typer.echo(printable(name))
@@ -86,11 +93,12 @@ def search(
     mode: str = typer.Option("hybrid", "--mode", help="hybrid, vector or fulltext."),
     db: str | None = DB,
     as_json: bool = JSON,
+    tenant: str = TENANT,
 ) -> None:
     """Hybrid (BM25 + vector) search over one actor's events or records."""
     search_mode = cast("SearchMode", mode)
     rows: list[tuple[float, float | None, str, Event | MemoryRecord]]
-    with _store(db) as store, console.status("embedding new events and searching"):
+    with _store(db, tenant) as store, console.status("embedding new events and searching"):
         if records:
             found = store.retrieve(actor, query, namespace_prefix=namespace_prefix, top_k=top_k, mode=search_mode)
             rows = [(hit.score, hit.similarity, hit.record.namespace, hit.record) for hit in found]
@@ -112,19 +120,24 @@ def forget(
     actor: str = typer.Argument(..., help="Actor (user) id whose memory is erased."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
     db: str | None = DB,
+    tenant: str = TENANT,
 ) -> None:
-    """Erase every event, record, session, full-text entry and vector of one actor (irreversible)."""
+    """Erase every event, record, session, full-text entry and vector of one actor of one tenant (irreversible)."""
     if not yes:
-        typer.confirm(f"Erase all memory of actor {actor!r}? This cannot be undone", abort=True)
-    with _store(db) as store:
+        typer.confirm(
+            f"Erase all memory of actor {printable(repr(actor))} in tenant {printable(repr(tenant))}? "
+            "This cannot be undone",
+            abort=True,
+        )
+    with _store(db, tenant) as store:
         report = store.forget(actor)
     counts = f"{report.events} events, {report.records} records, {report.sessions} sessions"
-    console.print(f"forgot {cell(repr(actor))}: {counts}")
+    console.print(f"forgot {cell(repr(actor))} in tenant {cell(repr(report.tenant))}: {counts}")
 
 
 @app.command()
 def purge(db: str | None = DB) -> None:
-    """Delete expired events and records (they are already hidden from every query)."""
+    """Delete expired events and records of every tenant (they are already hidden from every query)."""
     with _store(db) as store:
         report = store.purge()
     console.print(f"purged {report.events} expired events and {report.records} expired records")

@@ -23,6 +23,7 @@ from agentcore.gateway.audit_keys import ChainKeys
 from agentcore.gateway.db import Database
 from agentcore.gateway.erasure import ForgetReport
 from agentcore.gateway.errors import ApprovalError, ErasureIncomplete
+from agentcore.gateway.identity import ANY_TENANT, TenantFilter
 from agentcore.gateway.sealing import Sealer, subject_ref
 from agentcore.gateway.state import _cached_record
 from agentcore.policies.context import Scope
@@ -189,6 +190,7 @@ WIRES = (
     'require approval from role "cfo" for wire.send when amount > 10000.\n'
 )
 TENANTS = ("acme", "globex", None)
+MEMORY_TENANTS = ("acme", "globex", "default")
 APPROVER = {"id": "bob", "roles": ["supervisor", "cfo"]}
 
 
@@ -293,6 +295,32 @@ def test_forget_refuses_a_tenant_that_is_no_tenant_id(tmp_path: Path) -> None:
     gw.close()
 
 
+@pytest.mark.parametrize(
+    ("tenant", "erased"),
+    [
+        ("acme", {"acme"}),
+        ("\uff41\uff43\uff4d\uff45", {"acme"}),
+        (None, {"default"}),
+        (ANY_TENANT, set(MEMORY_TENANTS)),
+    ],
+    ids=["acme", "fullwidth-acme", "no-tenant", "every-tenant"],
+)
+def test_forget_erases_the_memory_of_the_id_in_its_tenant_only(
+    tmp_path: Path, tenant: TenantFilter, erased: set[str]
+) -> None:
+    """Memory had no tenants: forget("bob", tenant="acme") erased globex's bob's memory too (another person)."""
+    database = f"sqlite:///{tmp_path / 'agentcore.db'}"
+    for name in MEMORY_TENANTS:
+        with MemoryStore(database, tenant=name) as store:
+            store.add_event("bob", "s1", "user", f"bob of {name}")
+    report = forget("bob", database=database, tenant=tenant)
+    assert report.memory.events == len(erased)
+    for name in MEMORY_TENANTS:
+        with MemoryStore(database, tenant=name) as store:
+            kept = [event.text for event in store.list_events("bob", "s1")]
+        assert kept == ([] if name in erased else [f"bob of {name}"]), name
+
+
 def _texts(gw: Gateway) -> set[str]:
     """The notes whose records can still be read."""
     return {
@@ -361,12 +389,12 @@ def test_forget_cli_names_the_tenant(tmp_path: Path) -> None:
     database = str(tmp_path / "gw.db")
     gw, ids = _bobs(tmp_path, database)
     gw.close()
-    with MemoryStore(f"sqlite:///{database}") as store:
-        store.add_event("bob", "s1", "user", "hello")
+    for tenant in ("acme", "default"):  # memory keeps the id in a tenant too
+        with MemoryStore(f"sqlite:///{database}", tenant=tenant) as store:
+            store.add_event("bob", "s1", "user", "hello")
     cli = CliRunner()
     asked = cli.invoke(app, ["forget", "bob", "--tenant", "\uff41cme", "-d", database], input="n\n")
-    assert asked.exit_code == 1 and "Erase 'bob' in tenant 'acme' from the gateway" in asked.output
-    assert "memory has no tenants" in asked.output
+    assert asked.exit_code == 1 and "Erase every trace of 'bob' in tenant 'acme' from memory and" in asked.output
     both = cli.invoke(app, ["forget", "bob", "--tenant", "acme", "--no-tenant", "--yes", "-d", database])
     assert both.exit_code == 2 and "not both" in both.output
     result = cli.invoke(app, ["forget", "bob", "--tenant", "acme", "--yes", "-d", database])
@@ -377,7 +405,7 @@ def test_forget_cli_names_the_tenant(tmp_path: Path) -> None:
     _check_erased(gw, ids, {"acme"})
     gw.close()
     result = cli.invoke(app, ["forget", "bob", "--no-tenant", "--yes", "-d", database])
-    assert result.exit_code == 0 and "forgot 'bob' without a tenant:" in result.output
+    assert result.exit_code == 0 and "forgot 'bob' without a tenant: memory 1 events" in result.output
 
 
 def test_a_refused_call_that_spelled_bob_and_acme_otherwise_is_erased_with_acmes_bob(tmp_path: Path) -> None:

@@ -49,6 +49,25 @@ def test_memory_commands(tmp_path: Path, accelerator: object) -> None:
     assert json.loads(runner.invoke(app, ["memory", "stats", "--json", "--db", url]).output)["events"] == 0
 
 
+def test_memory_commands_read_and_erase_one_tenant(tmp_path: Path, accelerator: object) -> None:
+    """The commands named no tenant: `memory forget alice` erased every tenant's alice, and the others read the
+    default tenant's only, with no way to reach acme's."""
+    url = _seed(tmp_path, accelerator)
+    with MemoryStore(url, tenant="acme", accelerator=accelerator) as store:  # type: ignore[arg-type]
+        store.add_event("alice", "s2", "user", "acme's alice keeps a parrot")
+    events = runner.invoke(app, ["memory", "events", "alice", "s2", "--json", "--tenant", "\uff41cme", "--db", url])
+    assert [json.loads(line)["text"] for line in events.output.splitlines()] == ["acme's alice keeps a parrot"]
+    stats = runner.invoke(app, ["memory", "stats", "--json", "--tenant", "acme", "--db", url])
+    assert (json.loads(stats.output)["tenant"], json.loads(stats.output)["events"]) == ("acme", 1)
+    found = runner.invoke(app, ["memory", "search", "alice", "cat", "--json", "--tenant", "acme", "--db", url])
+    assert found.exit_code == 0 and "Miso" not in found.output
+    forgot = runner.invoke(app, ["memory", "forget", "alice", "--yes", "--tenant", "acme", "--db", url])
+    assert forgot.exit_code == 0 and "forgot 'alice' in tenant 'acme': 1 events" in forgot.output
+    assert json.loads(runner.invoke(app, ["memory", "stats", "--json", "--db", url]).output)["events"] == 3
+    bad = runner.invoke(app, ["memory", "stats", "--tenant", "", "--db", url])
+    assert bad.exit_code == 1 and "tenant must have 1 to 255 characters" in bad.output
+
+
 def test_bad_input_is_an_error_line_and_exit_code_1(tmp_path: Path, accelerator: object) -> None:
     url = _seed(tmp_path, accelerator)
     result = runner.invoke(app, ["memory", "search", "alice", "cat", "--mode", "sql", "--db", url])
@@ -94,4 +113,4 @@ def test_what_users_and_agents_said_is_shown_escaped(
     assert as_json.output.isascii()
     assert [json.loads(line)["text"] for line in as_json.output.splitlines()] == list(hostile_text)
     forgot = runner.invoke(app, ["memory", "forget", "x[/]", "--yes", "--db", url])
-    assert forgot.exit_code == 0 and "forgot 'x[/]': 8 events" in forgot.output, forgot.output
+    assert forgot.exit_code == 0 and "forgot 'x[/]' in tenant 'default': 8 events" in forgot.output, forgot.output

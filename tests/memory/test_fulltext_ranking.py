@@ -41,7 +41,7 @@ def _records(store: MemoryStore, namespace: str, count: int, *, ttl: timedelta |
 
 
 def _ranking(store: MemoryStore, namespace: str | None, limit: int, informative_only: bool = False) -> list[int]:
-    scope = Scope(RECORDS, "a", utcnow())
+    scope = Scope(RECORDS, "a", utcnow(), tenant="default")
     if namespace is not None:
         scope.conditions.append(RECORDS.c.namespace == namespace)
     with store.engine.connect() as connection:
@@ -82,7 +82,7 @@ def test_too_few_best_matches_in_scope_fall_back_to_every_match(
 
 
 def _capped(store: MemoryStore, namespace: str | None, limit: int, match_cap: int | None) -> list[int]:
-    scope = Scope(RECORDS, "a", utcnow())
+    scope = Scope(RECORDS, "a", utcnow(), tenant="default")
     if namespace is not None:
         scope.conditions.append(RECORDS.c.namespace == namespace)
     with store.engine.connect() as connection:
@@ -163,7 +163,7 @@ def test_a_version_5_postgresql_database_gains_the_newest_first_indexes(memory_p
                 {"ns": INSIDE, "vector": np.full(384, 0.05, dtype="<f4").tobytes()},
             )
         with MemoryStore(engine=engine, pgvector=False) as store:
-            assert store.schema_version == LATEST_VERSION == 7
+            assert store.schema_version == LATEST_VERSION == 8
             assert [hit.record.text for hit in store.retrieve("a", "apple", mode="fulltext")] == ["apple cream"]
             with store.engine.connect() as connection:
                 indexes = connection.execute(
@@ -171,8 +171,8 @@ def test_a_version_5_postgresql_database_gains_the_newest_first_indexes(memory_p
                     {"s": schema, "n": "%_actor_newest"},
                 ).all()
         assert {table: definition.split(" USING ")[1] for table, definition in indexes} == {
-            "memory_events": "btree (actor_id, id)",
-            "memory_records": "btree (actor_id, id)",
+            "memory_events": "btree (tenant, actor_id, id)",  # tenant first since version 8
+            "memory_records": "btree (tenant, actor_id, id)",
         }
     finally:
         engine.dispose()

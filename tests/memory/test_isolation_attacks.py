@@ -8,6 +8,7 @@ whatever the query text or the ids it passes.
 from __future__ import annotations
 
 import unicodedata
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -313,9 +314,9 @@ def test_forget_leaves_no_cached_matrix_that_nominates(store: MemoryStore, same_
     query = _unit_rows(1, 8, 3)[0]
     writer.add_records("alice", records, embeddings=_unit_rows(CACHE_MIN_ROWS, 8, 1))
     assert len(reader.retrieve("alice", "note", mode="vector", query_embedding=query)) == 10
-    assert ("memory_records", "alice") in reader._nominator  # type: ignore[operator]
+    assert ("memory_records", "default", "alice") in reader._nominator  # type: ignore[operator]
     writer.forget("alice")
-    assert ("memory_records", "alice") not in writer._nominator  # type: ignore[operator]
+    assert ("memory_records", "default", "alice") not in writer._nominator  # type: ignore[operator]
     vectors = _unit_rows(CACHE_MIN_ROWS, 8, 2)
     ids = writer.add_records("alice", records, embeddings=vectors)
     hits = reader.retrieve("alice", "note", mode="vector", query_embedding=query)
@@ -381,7 +382,189 @@ def test_forget_leaves_no_remembered_large_actor(make_store: Callable[..., Memor
     store = make_store(dimension=8)
     assert store.pgvector and store._side is not None
     for actor in ("alice", "bob"):
-        store._side.remember(("memory_records", actor), large=True)
+        store._side.remember(("memory_records", "default", actor), large=True)
     store.forget("alice")
-    assert not store._side.worth_it(("memory_records", "alice"))
-    assert store._side.worth_it(("memory_records", "bob"))
+    assert not store._side.worth_it(("memory_records", "default", "alice"))
+    assert store._side.worth_it(("memory_records", "default", "bob"))
+
+
+# ---- tenants: an actor id is unique within a tenant only ----------------------------------------------------------
+
+
+def _tenant_store(store: MemoryStore, tenant: str, accelerator: object, **kwargs: Any) -> MemoryStore:
+    """A store of ``tenant`` on ``store``'s database (the same file or PostgreSQL schema)."""
+    return MemoryStore(engine=store.engine, tenant=tenant, accelerator=accelerator, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+@pytest.mark.parametrize("backend_kind", ["default", "no-pgvector"])
+def test_two_tenants_alice_never_reach_each_others_data(
+    make_store: Callable[..., MemoryStore], accelerator: object, backend_kind: str
+) -> None:
+    """MemoryStore(tenant=...) only charged embeddings to the tenant: globex's alice listed, searched, counted,
+    changed and erased acme's alice's memories (one person each, the same id in two tenants)."""
+    acme = make_store(tenant="acme", pgvector=False) if backend_kind == "no-pgvector" else make_store(tenant="acme")
+    options = {"pgvector": False} if backend_kind == "no-pgvector" else {}
+    with _tenant_store(acme, "globex", accelerator, **options) as globex:
+        acme_event, acme_record = _fill(acme, "alice", "zebracorn")
+        globex_event, globex_record = _fill(globex, "alice", "quokka")
+        for store, secret, other in ((acme, "zebracorn", "quokka"), (globex, "quokka", "zebracorn")):
+            _assert_only_own(store, "alice", secret, other, f"password hint {other}")
+            assert [e.text for e in store.list_events("alice", "s1")] == [f"my password hint is {secret}"]
+            assert [e.text for e in store.last_turns("alice", "s1")] == [f"my password hint is {secret}"]
+            assert store.list_sessions("alice") == ["s1"]
+            assert [r.text for r in store.list_records("alice", namespace_prefix="/")] == [
+                f"the password hint is {secret}"
+            ]
+            stats = store.stats()
+            assert (stats.actors, stats.sessions, stats.events, stats.records) == (1, 1, 1, 1)
+        # globex's alice names acme's alice's ids on every path that takes one
+        with pytest.raises(MemoryNotFoundError):
+            globex.get_event("alice", acme_event)
+        with pytest.raises(MemoryNotFoundError):
+            globex.get_record("alice", acme_record)
+        with pytest.raises(MemoryNotFoundError):
+            globex.update_record("alice", acme_record, text="overwritten by globex")
+        with pytest.raises(MemoryNotFoundError):
+            globex.supersede_record("alice", acme_record, globex_record)
+        with pytest.raises(MemoryNotFoundError):
+            globex.delete_record("alice", acme_record)
+        assert globex.index_events("alice") == 0
+
+        report = globex.forget("alice")
+        assert (report.tenant, report.events, report.records, report.sessions) == ("globex", 1, 1, 1)
+        assert globex.list_events("alice", "s1") == [] and globex.stats().events == 0
+        assert globex.search_events("alice", "password hint", mode="fulltext") == []
+        assert acme.get_event("alice", acme_event).text == "my password hint is zebracorn"
+        assert acme.get_record("alice", acme_record).text == "the password hint is zebracorn"
+        _assert_only_own(acme, "alice", "zebracorn", "quokka", "password hint zebracorn")
+        assert acme.list_sessions("alice") == ["s1"]
+        with pytest.raises(MemoryNotFoundError):
+            globex.get_event("alice", globex_event)
+
+
+@pytest.mark.parametrize("make_store", BACKENDS, indirect=True)
+@pytest.mark.parametrize("spelling", ["\uff41\uff43\uff4d\uff45", "ac\u200bme", "acme\u2060"])
+def test_a_tenant_is_canonical(make_store: Callable[..., MemoryStore], accelerator: object, spelling: str) -> None:
+    """The gateway keeps tenant ``ａｃｍｅ`` as ``acme``: a store spelt so was a third tenant, and acme's erasure missed
+    what it wrote."""
+    acme = make_store(tenant="acme")
+    acme.add_event("alice", "s1", "user", "acme's alice")
+    with _tenant_store(acme, spelling, accelerator) as spelt:
+        assert spelt.tenant == "acme"
+        assert [e.text for e in spelt.list_events("alice", "s1")] == ["acme's alice"]
+        spelt.add_event("alice", "s1", "user", "written through another spelling")
+    assert [e.text for e in acme.list_events("alice", "s1")] == ["acme's alice", "written through another spelling"]
+
+
+@pytest.mark.parametrize("tenant", ["", "\u200b", "a\x00b", "x" * 256, "t\ud800", 42, None])
+def test_a_tenant_that_is_no_tenant_id_is_refused(tmp_path: Any, tenant: Any) -> None:
+    with pytest.raises(InvalidMemoryInputError, match="tenant"):
+        MemoryStore(f"sqlite:///{tmp_path / 'memory.db'}", tenant=tenant)
+
+
+def test_the_vector_cache_keeps_each_tenants_alice_apart(store: MemoryStore, accelerator: object) -> None:
+    """SQLite's cached actor matrices were keyed by (table, actor) and their versions counted per actor: a heavy
+    alice in two tenants shared one matrix of both tenants' rows."""
+    from agentcore.memory.vectors import CACHE_MIN_ROWS
+
+    records = [NewRecord(namespace="/facts", text=f"note {i}") for i in range(CACHE_MIN_ROWS)]
+    query = _unit_rows(1, 8, 3)[0]
+    acme = _tenant_store(store, "acme", accelerator, dimension=8)
+    globex = _tenant_store(store, "globex", accelerator, dimension=8)
+    vectors = {name: _unit_rows(CACHE_MIN_ROWS, 8, seed) for name, seed in (("acme", 1), ("globex", 2))}
+    ids = {
+        name: s.add_records("alice", records, embeddings=vectors[name])
+        for name, s in (("acme", acme), ("globex", globex))
+    }
+    for name, tenant_store in (("acme", acme), ("globex", globex)):
+        hits = tenant_store.retrieve("alice", "note", mode="vector", query_embedding=query)
+        expected = [ids[name][i] for i in np.argsort(-(vectors[name] @ query), kind="stable")[:10]]
+        assert [hit.record.id for hit in hits] == expected, name
+        assert ("memory_records", name, "alice") in tenant_store._nominator  # type: ignore[operator]
+    acme.forget("alice")
+    assert acme.retrieve("alice", "note", mode="vector", query_embedding=query) == []
+    assert len(globex.retrieve("alice", "note", mode="vector", query_embedding=query)) == 10
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_database_from_before_tenants_keeps_its_rows_in_the_default_tenant(
+    request: pytest.FixtureRequest, tmp_path: Any, accelerator: object, backend: str
+) -> None:
+    """Rows written by the version-7 library (no tenant column) are the default tenant's after the upgrade: a store
+    opened without a tenant sees them all, another tenant's none; the indexes lead with the tenant."""
+    from sqlalchemy import create_engine, inspect, text
+
+    from agentcore.memory.database import create_memory_engine
+    from agentcore.memory.migrations import LATEST_VERSION, migrate
+
+    schema = None
+    if backend == "sqlite":
+        engine = create_memory_engine(f"sqlite:///{tmp_path / 'memory.db'}")
+    else:
+        url, schema = (
+            request.getfixturevalue("memory_postgres_url"),
+            f"memtest_{uuid.uuid4().hex[:12]}",
+        )
+        with create_engine(url).begin() as connection:
+            connection.execute(text(f"CREATE SCHEMA {schema}"))
+        engine = create_engine(url, connect_args={"options": f"-csearch_path={schema},extensions"})
+    assert migrate(engine, target=7) == 7
+    with engine.begin() as connection:
+        now = "'2024-01-01 10:00:00'"
+        connection.execute(text(f"INSERT INTO memory_actors (actor_id, created_at) VALUES ('alice', {now})"))
+        connection.execute(
+            text(
+                "INSERT INTO memory_sessions (actor_id, session_id, created_at, last_event_at) "
+                f"VALUES ('alice', 's1', {now}, {now})"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO memory_events (actor_id, session_id, role, text, payload, metadata, created_at) "
+                f"VALUES ('alice', 's1', 'user', 'my violin teacher lives in Vienna', NULL, '{{}}', {now})"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO memory_records (actor_id, namespace, strategy, text, metadata, source_event_ids, "
+                f"created_at, updated_at, embedding) VALUES ('alice', '/facts', 'custom', 'alice plays the violin', "
+                f"'{{}}', '[]', {now}, {now}, :vector)"
+            ),
+            {"vector": _unit_rows(1, 384, 5)[0].astype("<f4").tobytes()},
+        )
+    try:
+        with MemoryStore(engine=engine, accelerator=accelerator) as store:  # type: ignore[arg-type]
+            assert store.schema_version == LATEST_VERSION == 8
+            assert [e.text for e in store.list_events("alice", "s1")] == ["my violin teacher lives in Vienna"]
+            assert store.list_sessions("alice") == ["s1"]
+            assert [hit.event.text for hit in store.search_events("alice", "violin Vienna")][:1] == [
+                "my violin teacher lives in Vienna"
+            ]
+            assert [hit.record.text for hit in store.retrieve("alice", "violin")] == ["alice plays the violin"]
+            stats = store.stats()
+            assert (stats.actors, stats.sessions, stats.events, stats.records) == (1, 1, 1, 1)
+            store.add_event("alice", "s1", "user", "a new turn after the upgrade")  # the session key holds the tenant
+            with _tenant_store(store, "acme", accelerator) as acme:
+                assert acme.list_events("alice", "s1") == [] and acme.list_sessions("alice") == []
+                assert acme.retrieve("alice", "violin") == [] and acme.stats().events == 0
+            indexes = {
+                table: {index["name"]: index["column_names"] for index in inspect(engine).get_indexes(table)}
+                for table in ("memory_events", "memory_records")
+            }
+            assert indexes["memory_events"]["ix_memory_events_tenant_actor_session"][:2] == ["tenant", "actor_id"]
+            assert indexes["memory_records"]["ix_memory_records_tenant_actor_namespace"][:2] == ["tenant", "actor_id"]
+            assert not any(columns[0] == "actor_id" for found in indexes.values() for columns in found.values())
+            keys = {
+                table: inspect(engine).get_pk_constraint(table)["constrained_columns"]
+                for table in ("memory_actors", "memory_sessions")
+            }
+            assert keys == {
+                "memory_actors": ["tenant", "actor_id"],
+                "memory_sessions": ["tenant", "actor_id", "session_id"],
+            }
+    finally:
+        engine.dispose()
+        if schema is not None:
+            with create_engine(request.getfixturevalue("memory_postgres_url")).begin() as connection:
+                connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))

@@ -49,7 +49,7 @@ def test_each_query_runs_the_shared_statement_with_its_own_actor_and_namespace(
 
 def test_a_statement_run_without_its_scope_values_fails(store: MemoryStore) -> None:
     _fill(store)
-    scope = Scope(RECORDS, "alice", utcnow())
+    scope = Scope(RECORDS, "alice", utcnow(), tenant="default")
     with store.engine.connect() as connection:
         assert len(search.load_candidates(connection, scope, None, None).ids) == 6
         built = search.reused(
@@ -58,12 +58,14 @@ def test_a_statement_run_without_its_scope_values_fails(store: MemoryStore) -> N
             lambda: search.candidate_query(scope, None, False, None),
         )
         assert "scope_actor_id" in str(built)  # the statement load_candidates built, with the actor as a parameter
-        with pytest.raises(StatementError, match="scope_actor_id"):
+        with pytest.raises(StatementError, match="scope_tenant"):
             connection.execute(built)
+        with pytest.raises(StatementError, match="scope_actor_id"):  # a tenant alone reads no tenant's actors
+            connection.execute(built, {"scope_tenant": "default"})
 
 
 def test_a_condition_name_means_one_condition(store: MemoryStore) -> None:
-    scope = Scope(RECORDS, "alice", utcnow())
+    scope = Scope(RECORDS, "alice", utcnow(), tenant="default")
     scope.narrow("current", RECORDS.c.superseded_by.is_(None))
     with pytest.raises(ValueError, match="current"):
         scope.narrow("current", RECORDS.c.superseded_by.is_not(None))

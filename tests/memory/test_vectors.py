@@ -81,7 +81,10 @@ def test_a_heavy_actor_gets_the_exact_nearest_records(make_store: Callable[..., 
         hybrid = store.retrieve("heavy", "note topic 7", query_embedding=query, top_k=10)
         assert len(hybrid) == 10 and all(hit.record.actor_id == "heavy" for hit in hybrid)
     if store.engine.dialect.name == "sqlite":
-        assert isinstance(store._nominator, ActorMatrixCache) and ("memory_records", "heavy") in store._nominator
+        assert (
+            isinstance(store._nominator, ActorMatrixCache)
+            and ("memory_records", "default", "heavy") in store._nominator
+        )
         assert recalls == [1.0] * len(queries)  # the cached matrix is scored exactly
     else:
         assert store.pgvector, "the test database has pgvector (scripts/start-services.sh builds it)"
@@ -98,7 +101,7 @@ def test_projected_nominations_re_ranked_exactly_find_the_nearest_records(store:
         hits = store.retrieve("heavy", "note", mode="vector", query_embedding=query, top_k=10)
         recalls.append(len({hit.record.id for hit in hits} & set(_exact(ids, vectors, query))) / 10)
         assert [hit.similarity for hit in hits] == sorted((hit.similarity for hit in hits), reverse=True)
-    matrix = cache._matrices[("memory_records", "heavy")]
+    matrix = cache._matrices[("memory_records", "default", "heavy")]
     assert matrix.projected is not None and matrix.projected.shape == (HEAVY, PROJECTED_DIMENSIONS)
     assert np.mean(recalls) >= 0.99
 
@@ -110,7 +113,7 @@ def test_the_cache_sees_writes_from_another_connection(tmp_path: Path, accelerat
     _fill(writer, "heavy", vectors)
     query = _clustered(1, seed=5)[0]
     before = reader.retrieve("heavy", "note", mode="vector", query_embedding=query)
-    assert ("memory_records", "heavy") in reader._nominator  # type: ignore[operator]
+    assert ("memory_records", "default", "heavy") in reader._nominator  # type: ignore[operator]
     added = writer.add_records("heavy", [NewRecord(namespace=FACTS, text="the newest note")], embeddings=query[None])
     assert reader.retrieve("heavy", "note", mode="vector", query_embedding=query)[0].record.id == added[0]
     writer.delete_record("heavy", added[0])
