@@ -175,7 +175,7 @@ def stateful_commits(calls: int, rounds: int = 20) -> dict[str, Any]:
         for name in ("joined", "separate"):
             gw = Gateway(Path(tmp) / "stateful.policy", database=str(Path(tmp) / f"{name}.db"))
             if name == "separate":
-                gw.audit.can_join = lambda subject: False  # type: ignore[method-assign]  # the path before
+                gw.audit.can_join = lambda subject, tenant: False  # type: ignore[method-assign]  # the path before
             gw.tool(op, name="svc7.op")
             for i in range(200):
                 gw.call("svc7.op", ARGS, principal={"id": f"user{i}", "roles": ["role0"]})
