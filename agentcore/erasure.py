@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from agentcore.gateway.erasure import ForgetReport as GatewayForgetReport
 from agentcore.gateway.erasure import forget_subject
-from agentcore.gateway.identity import ANY_TENANT, TenantFilter, tenant_filter
+from agentcore.gateway.identity import ANY_TENANT, TenantFilter, erasure_subject
 from agentcore.memory.models import ForgetReport as MemoryForgetReport
 from agentcore.memory.validation import check_tenant
 
@@ -37,9 +37,7 @@ def forget(
     from agentcore.gateway.state import open_store
     from agentcore.memory import MemoryStore
 
-    if not isinstance(subject, str) or not subject:
-        raise ValueError("forget needs a non-empty subject id")
-    tenant = tenant_filter(tenant)  # before memory is erased: a wrong tenant erases nothing
+    _, tenant = erasure_subject(subject, tenant)  # before memory is erased: a wrong one erases nothing
     every_tenant = tenant is ANY_TENANT
     memory_tenant = check_tenant("default" if tenant is None or every_tenant else tenant)
     url = resolve_url(database)

@@ -25,7 +25,7 @@ from sqlalchemy import inspect
 from agentcore.gateway.approvals import ApprovalRow, SignoffRow
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ErasureIncomplete
-from agentcore.gateway.identity import ANY_TENANT, TenantFilter, tenant_filter
+from agentcore.gateway.identity import ANY_TENANT, TenantFilter, erasure_subject, in_tenant
 from agentcore.gateway.sealing import SEALED, Sealer
 from agentcore.gateway.state import CallRow, SqlStateStore, StateStore, delete_calls, forget_cached_history
 from agentcore.text import canonical_text
@@ -69,9 +69,7 @@ def forget_subject(
     every tenant and without one. ``subject`` and ``tenant`` are read in canonical form, the spelling calls, keys
     and sign-offs store: ``forget("s\u200bam")`` is sam, whose sign-offs on pending requests must go (another
     spelling would match nothing and leave them)."""
-    if not isinstance(subject, str) or not subject:
-        raise ValueError("forget needs a non-empty subject id")
-    subject, tenant = canonical_text(subject), tenant_filter(tenant)
+    subject, tenant = erasure_subject(subject, tenant)
     sealer = sealer or Sealer(db)
     db.create([CallRow, ApprovalRow, SignoffRow])
     legacy_reservations = inspect(db.engine).has_table(_LEGACY_RESERVATIONS)
@@ -143,7 +141,7 @@ def _forget_approvals(db: Database, cur: Any, subject: str, tenant: TenantFilter
     """Delete the subject's requests in ``tenant`` and unname their decisions and sign-offs on the tenant's
     requests (an approver is an id in the request's tenant); (requests deleted, sign-offs withdrawn or unnamed)."""
     cur.execute("SELECT id, principal, decided_by, status, tenant FROM gateway_approvals")
-    rows = [r for r in cur.fetchall() if tenant is ANY_TENANT or r[4] == tenant]
+    rows = [r for r in cur.fetchall() if in_tenant(tenant, r[4])]
     requested = [(r[0],) for r in rows if json.loads(r[1]).get("id") == subject]
     decided = [(r[0],) for r in rows if r[2] == subject]
     cur.executemany(db.sql("DELETE FROM gateway_approvals WHERE id = ?"), requested)

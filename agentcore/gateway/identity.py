@@ -55,6 +55,19 @@ def tenant_filter(tenant: TenantFilter) -> TenantFilter:
     return canonical_tenant(tenant)
 
 
+def erasure_subject(subject: str, tenant: TenantFilter) -> tuple[str, TenantFilter]:
+    """An erasure's subject and tenant, checked and in canonical form: the spelling calls, keys and sign-offs are
+    stored in (``forget("s\u200bam")`` is sam)."""
+    if not isinstance(subject, str) or not subject:
+        raise ValueError("forget needs a non-empty subject id")
+    return canonical_text(subject), tenant_filter(tenant)
+
+
+def in_tenant(tenant: TenantFilter, value: str | None) -> bool:
+    """Does a row of tenant ``value`` (canonical) pass the filter ``tenant`` (checked by :func:`tenant_filter`)?"""
+    return tenant is ANY_TENANT or value == tenant
+
+
 def as_agent(value: AgentLike) -> AgentInfo:
     if value is None:
         return DEFAULT_AGENT

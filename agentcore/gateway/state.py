@@ -32,9 +32,8 @@ from sqlmodel import Field, SQLModel
 from agentcore.gateway import canonical
 from agentcore.gateway.db import Database
 from agentcore.gateway.errors import ErasureIncomplete, StateUnavailable
-from agentcore.gateway.identity import ANY_TENANT, TenantFilter, tenant_filter
+from agentcore.gateway.identity import ANY_TENANT, TenantFilter, erasure_subject, in_tenant
 from agentcore.policies.context import Scope
-from agentcore.text import canonical_text
 
 log = logging.getLogger(__name__)
 StateKeys = Mapping[Scope, str]  # the state keys of one call: its user, agent, session and tenant (when known)
@@ -113,13 +112,6 @@ class StateStore(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
-
-
-def _subject(subject: str, tenant: TenantFilter) -> tuple[str, TenantFilter]:
-    """An erasure's subject and tenant in canonical form, the spelling calls are stored in."""
-    if not isinstance(subject, str) or not subject:
-        raise ValueError("forget needs a non-empty subject id")
-    return canonical_text(subject), tenant_filter(tenant)
 
 
 class CallRow(SQLModel, table=True):
@@ -230,7 +222,7 @@ class SqlStateStore(StateStore):
             cur.execute(self._delete, (call.call_id,))
 
     def forget(self, subject: str, tenant: TenantFilter = ANY_TENANT) -> int:
-        subject, tenant = _subject(subject, tenant)
+        subject, tenant = erasure_subject(subject, tenant)
         with self.db.write() as cur:
             deleted = delete_calls(self.db, cur, subject, tenant)
         forget_cached_history()
@@ -382,7 +374,7 @@ class RedisStateStore(StateStore):
         members naming the subject and ZREM those that are theirs. Each command is short, so live gateways go on.
         While it runs, no call of the subject commits (see :meth:`_erasing`), so none lands behind the scan; calls
         already reserved and still running lose their place in the history like every other call of theirs."""
-        subject, tenant = _subject(subject, tenant)
+        subject, tenant = erasure_subject(subject, tenant)
         calls = f"{self.prefix}:calls:"
         pattern = f'*"user":{_glob(canonical.dumps(subject))}*'  # how every member of the subject names them
         forgotten: set[str] = set()
@@ -391,7 +383,7 @@ class RedisStateStore(StateStore):
                 scope, _, key = name.decode("utf-8", "replace")[len(calls) :].partition(":")
                 if scope == Scope.USER.value and key != subject:
                     continue  # a user's set holds that user's calls only
-                if scope == Scope.TENANT.value and tenant is not ANY_TENANT and key != tenant:
+                if scope == Scope.TENANT.value and not in_tenant(tenant, key):
                     continue
                 forgotten |= self._forget_in(name, pattern, subject, tenant, renew)
                 renew()
@@ -409,7 +401,7 @@ class RedisStateStore(StateStore):
             theirs = {}
             for member, _ in page:
                 call = CallRecord.model_validate_json(member)
-                if call.user == subject and (tenant is ANY_TENANT or call.tenant == tenant):
+                if call.user == subject and in_tenant(tenant, call.tenant):
                     theirs[member] = call.call_id
             if theirs:
                 self.client.zrem(name, *theirs)
